@@ -1,0 +1,733 @@
+//! Layer 1: [`Deferred`], Twisted's promise of a result that is not there yet, with its
+//! callback/errback chain, plus [`Failure`], [`DeferredList`] and the small helpers
+//! (`succeed`, `fail`, `maybe_deferred`, `gather_results`).
+//!
+//! This layer may use `reactor` (for [`Clock`] in `add_timeout`) and nothing above it.
+//!
+//! # The chain, typed
+//!
+//! Twisted's result chain is dynamically typed: each callback may return anything, a
+//! `Failure` or another Deferred. Here a `Deferred<T>` carries a `Result<T, Failure>`,
+//! and every callback added with [`add_callback`](Deferred::add_callback),
+//! [`add_errback`](Deferred::add_errback), [`add_both`](Deferred::add_both) or
+//! [`add_callbacks`](Deferred::add_callbacks) returns something [`IntoStep<T>`]:
+//!
+//! * `Ok(value)` continues down the callback path, `Err(failure)` switches to the
+//!   errback path (an errback returning `Ok` switches back);
+//! * a `Deferred<T>` pauses this chain until that one fires, then continues with its
+//!   result (chaining, at any depth);
+//! * a panic inside a callback is caught and becomes a `Failure` holding a
+//!   [`PanicError`], as an exception would in Twisted.
+//!
+//! Changing the type is an explicit step: [`then`](Deferred::then) (or
+//! [`map`](Deferred::map)) moves the result into a new `Deferred<U>`. The original chain
+//! ends there: its result has been *consumed*.
+//!
+//! # Re-entrancy
+//!
+//! Deferreds fire synchronously, so callbacks routinely call back into the Deferred that
+//! runs them or into whatever fired it. The rule this module follows: **no `RefCell`
+//! borrow is held while user code runs**. Each step of the loop borrows the state to
+//! take one callback and the current result, releases the borrow, runs the callback,
+//! then borrows again to store what it returned. A callback may therefore add callbacks
+//! to its own Deferred (they run in the same pass), pause it, cancel it, fire other
+//! Deferreds or schedule timers. Calling `callback` on a Deferred that already fired
+//! returns [`AlreadyCalledError`] instead of re-entering.
+//!
+//! Chains waiting on chains resume each other recursively; past a fixed depth the
+//! resumption is queued on a per-thread trampoline drained by the outermost running
+//! loop, so arbitrarily deep nesting cannot overflow the stack.
+
+mod failure;
+mod list;
+
+use std::any::type_name;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+
+use crate::reactor::{Clock, Fired};
+
+pub use failure::{
+    AlreadyCalledError, CancelledError, ChainedToSelfError, ConsumedError, Failure, FirstError,
+    Message, PanicError, TimeoutError,
+};
+pub use list::{DeferredList, ListResult, gather_results};
+
+/// What a callback hands back to the chain: a result now, or a Deferred to wait for.
+pub enum Step<T: 'static> {
+    /// Continue with this result.
+    Done(Result<T, Failure>),
+    /// Pause until this Deferred fires, then continue with its result.
+    Wait(Deferred<T>),
+}
+
+impl<T: 'static> fmt::Debug for Step<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Done(Ok(_)) => f.write_str("Step::Done(Ok(..))"),
+            Self::Done(Err(e)) => write!(f, "Step::Done(Err({e}))"),
+            Self::Wait(d) => write!(f, "Step::Wait({d:?})"),
+        }
+    }
+}
+
+/// Anything a callback may return: `Result<T, Failure>`, a `Deferred<T>`, or a [`Step`].
+pub trait IntoStep<T: 'static> {
+    /// Converts into a [`Step`].
+    fn into_step(self) -> Step<T>;
+}
+
+impl<T: 'static> IntoStep<T> for Result<T, Failure> {
+    fn into_step(self) -> Step<T> {
+        Step::Done(self)
+    }
+}
+
+impl<T: 'static> IntoStep<T> for Deferred<T> {
+    fn into_step(self) -> Step<T> {
+        Step::Wait(self)
+    }
+}
+
+impl<T: 'static> IntoStep<T> for Step<T> {
+    fn into_step(self) -> Step<T> {
+        self
+    }
+}
+
+/// What running one link produced.
+enum Next<T: 'static> {
+    Value(Result<T, Failure>),
+    Chain(Deferred<T>),
+    /// The link moved the result elsewhere (`then`, a chained outer Deferred, a list).
+    Moved,
+}
+
+impl<T: 'static> From<Step<T>> for Next<T> {
+    fn from(step: Step<T>) -> Self {
+        match step {
+            Step::Done(r) => Self::Value(r),
+            Step::Wait(d) => Self::Chain(d),
+        }
+    }
+}
+
+/// What `cancel()` calls before falling back to `CancelledError`.
+type Canceller<T> = Box<dyn FnOnce(&Deferred<T>)>;
+
+/// One entry of the chain: a callback/errback pair folded into one closure.
+type Link<T> = Box<dyn FnOnce(Result<T, Failure>) -> Next<T>>;
+
+/// Type-erased "cancel the Deferred I am waiting on".
+trait CancelDyn {
+    fn cancel_dyn(&self);
+}
+
+impl<T: 'static> CancelDyn for Deferred<T> {
+    fn cancel_dyn(&self) {
+        self.cancel();
+    }
+}
+
+struct State<T: 'static> {
+    /// The current result; `None` before firing, while a callback runs, and once
+    /// consumed.
+    result: Option<Result<T, Failure>>,
+    called: bool,
+    /// The result was moved to another chain; later links never run.
+    consumed: bool,
+    paused: u32,
+    running: bool,
+    links: Vec<Option<Link<T>>>,
+    next: usize,
+    /// The Deferred this one waits on (a callback returned it).
+    chained_to: Option<Rc<dyn CancelDyn>>,
+    canceller: Option<Canceller<T>>,
+    suppress_already_called: bool,
+}
+
+impl<T: 'static> Drop for State<T> {
+    fn drop(&mut self) {
+        if let Some(Err(failure)) = &self.result {
+            log::error!("Unhandled error in Deferred:\n{}", failure.describe());
+        }
+    }
+}
+
+/// A result that is not there yet, with a chain of callbacks to process it: Twisted's
+/// `Deferred`.
+///
+/// Cloning gives another handle to the same Deferred (an `Rc`), which is how callbacks
+/// reach the Deferred that runs them.
+///
+/// # Examples
+///
+/// ```
+/// use trawl::defer::{Deferred, Failure};
+/// use trawl::testing::success_result_of;
+///
+/// let d = Deferred::new();
+/// d.add_callback(|x: i32| Ok(x * 2))
+///     .add_callback(|x| if x > 10 { Err(Failure::msg("too big")) } else { Ok(x) })
+///     .add_errback(|_f| Ok(-1)); // recover: back on the callback path
+/// d.callback(7).unwrap();
+/// assert_eq!(success_result_of(d), -1);
+/// ```
+pub struct Deferred<T: 'static> {
+    inner: Rc<RefCell<State<T>>>,
+}
+
+impl<T: 'static> Clone for Deferred<T> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+thread_local! {
+    /// How many `run_callbacks` loops are active on this thread.
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+    /// Resumptions postponed because the nesting was too deep.
+    static TRAMPOLINE: RefCell<VecDeque<Box<dyn FnOnce()>>> = const { RefCell::new(VecDeque::new()) };
+}
+
+/// Past this many nested chain resumptions, resume through the trampoline.
+const MAX_NESTING: usize = 48;
+
+/// Restores the nesting depth even if something unwinds.
+struct DepthGuard(usize);
+
+impl Drop for DepthGuard {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(self.0));
+    }
+}
+
+impl<T: 'static> Deferred<T> {
+    /// A Deferred with no result yet and no canceller.
+    pub fn new() -> Self {
+        Self {
+            inner: Rc::new(RefCell::new(State {
+                result: None,
+                called: false,
+                consumed: false,
+                paused: 0,
+                running: false,
+                links: Vec::new(),
+                next: 0,
+                chained_to: None,
+                canceller: None,
+                suppress_already_called: false,
+            })),
+        }
+    }
+
+    /// A Deferred whose [`cancel`](Self::cancel) first calls `canceller` (which should
+    /// abort the work and may fire the Deferred itself).
+    pub fn with_canceller<F>(canceller: F) -> Self
+    where
+        F: FnOnce(&Deferred<T>) + 'static,
+    {
+        let d = Self::new();
+        d.inner.borrow_mut().canceller = Some(Box::new(canceller));
+        d
+    }
+
+    /// Fires the Deferred with a value: the callback chain starts running now.
+    ///
+    /// # Errors
+    ///
+    /// [`AlreadyCalledError`] if it already fired. (After a `cancel()` without a
+    /// canceller, the first late `callback` is silently ignored, as in Twisted.)
+    pub fn callback(&self, value: T) -> Result<(), AlreadyCalledError> {
+        self.start_run(Ok(value))
+    }
+
+    /// Fires the Deferred with a failure: the errback chain starts running now.
+    ///
+    /// # Errors
+    ///
+    /// [`AlreadyCalledError`] if it already fired.
+    #[track_caller]
+    pub fn errback(&self, failure: impl Into<Failure>) -> Result<(), AlreadyCalledError> {
+        self.start_run(Err(failure.into()))
+    }
+
+    /// Fires with a complete `Result`.
+    ///
+    /// # Errors
+    ///
+    /// [`AlreadyCalledError`] if it already fired.
+    pub fn resolve(&self, result: Result<T, Failure>) -> Result<(), AlreadyCalledError> {
+        self.start_run(result)
+    }
+
+    fn start_run(&self, result: Result<T, Failure>) -> Result<(), AlreadyCalledError> {
+        let canceller = {
+            let mut s = self.inner.borrow_mut();
+            if s.called {
+                if s.suppress_already_called {
+                    s.suppress_already_called = false;
+                    return Ok(());
+                }
+                return Err(AlreadyCalledError);
+            }
+            s.called = true;
+            s.result = Some(result);
+            s.canceller.take()
+        };
+        drop(canceller);
+        self.run_callbacks();
+        Ok(())
+    }
+
+    /// Fires with what a callback returned: a result, or a Deferred to adopt.
+    fn fire_step(&self, step: Step<T>) -> Result<(), AlreadyCalledError> {
+        match step {
+            Step::Done(r) => self.start_run(r),
+            Step::Wait(other) => {
+                let canceller = {
+                    let mut s = self.inner.borrow_mut();
+                    if s.called {
+                        return Err(AlreadyCalledError);
+                    }
+                    s.called = true;
+                    s.running = true;
+                    s.canceller.take()
+                };
+                drop(canceller);
+                self.chain_to(other);
+                self.run_callbacks();
+                Ok(())
+            }
+        }
+    }
+
+    /// Adds a callback/errback pair (Twisted's `addCallbacks`): `callback` runs on
+    /// success, `errback` on failure; whichever runs decides the next result.
+    pub fn add_callbacks<C, E, R1, R2>(&self, callback: C, errback: E) -> &Self
+    where
+        C: FnOnce(T) -> R1 + 'static,
+        R1: IntoStep<T>,
+        E: FnOnce(Failure) -> R2 + 'static,
+        R2: IntoStep<T>,
+    {
+        self.push_link(Box::new(move |r| match r {
+            Ok(v) => note_failure(callback(v).into_step(), type_name::<C>()),
+            Err(f) => note_failure(errback(f).into_step(), type_name::<E>()),
+        }))
+    }
+
+    /// Adds a callback for the success path; a failure passes it by.
+    pub fn add_callback<C, R>(&self, callback: C) -> &Self
+    where
+        C: FnOnce(T) -> R + 'static,
+        R: IntoStep<T>,
+    {
+        self.push_link(Box::new(move |r| match r {
+            Ok(v) => note_failure(callback(v).into_step(), type_name::<C>()),
+            Err(f) => {
+                f.note(type_name::<C>());
+                Next::Value(Err(f))
+            }
+        }))
+    }
+
+    /// Adds an errback for the failure path; a success passes it by.
+    pub fn add_errback<E, R>(&self, errback: E) -> &Self
+    where
+        E: FnOnce(Failure) -> R + 'static,
+        R: IntoStep<T>,
+    {
+        self.push_link(Box::new(move |r| match r {
+            Ok(v) => Next::Value(Ok(v)),
+            Err(f) => note_failure(errback(f).into_step(), type_name::<E>()),
+        }))
+    }
+
+    /// Adds one function for both paths; it receives the `Result`.
+    pub fn add_both<F, R>(&self, f: F) -> &Self
+    where
+        F: FnOnce(Result<T, Failure>) -> R + 'static,
+        R: IntoStep<T>,
+    {
+        self.push_link(Box::new(move |r| {
+            note_failure(f(r).into_step(), type_name::<F>())
+        }))
+    }
+
+    /// Moves this chain's result into a new `Deferred<U>` through `f`, which sees both
+    /// paths: the type-changing step of a chain.
+    ///
+    /// This chain ends here (its result is consumed); continue on the returned
+    /// Deferred. Cancelling the returned Deferred cancels this one.
+    pub fn then<U, F, R>(self, f: F) -> Deferred<U>
+    where
+        U: 'static,
+        F: FnOnce(Result<T, Failure>) -> R + 'static,
+        R: IntoStep<U>,
+    {
+        let source = self.clone();
+        let out = Deferred::<U>::with_canceller(move |_| source.cancel());
+        let target = out.clone();
+        self.push_link(Box::new(move |r| {
+            let step = catch_unwind(AssertUnwindSafe(|| f(r).into_step()))
+                .unwrap_or_else(|panic| Step::Done(Err(Failure::from_panic(panic.as_ref()))));
+            if let Step::Done(Err(failure)) = &step {
+                failure.note(type_name::<F>());
+            }
+            if target.fire_step(step).is_err() {
+                log::debug!("then(): the target Deferred had already fired (cancelled)");
+            }
+            Next::Moved
+        }));
+        out
+    }
+
+    /// Maps a success to a new type; a failure passes through unchanged.
+    pub fn map<U, F>(self, f: F) -> Deferred<U>
+    where
+        U: 'static,
+        F: FnOnce(T) -> U + 'static,
+    {
+        self.then(move |r| r.map(f))
+    }
+
+    /// Sends this chain's result on to `other`, which fires with it (Twisted's
+    /// `chainDeferred`). This chain's result is consumed.
+    pub fn chain_deferred(&self, other: &Deferred<T>) -> &Self {
+        let other = other.clone();
+        self.push_link(Box::new(move |r| {
+            if other.resolve(r).is_err() {
+                log::debug!("chain_deferred(): the target Deferred had already fired");
+            }
+            Next::Moved
+        }))
+    }
+
+    /// Stops the chain from running until [`unpause`](Self::unpause); pauses nest.
+    pub fn pause(&self) {
+        self.inner.borrow_mut().paused += 1;
+    }
+
+    /// Undoes one [`pause`](Self::pause); the chain continues when none is left.
+    pub fn unpause(&self) {
+        let resume = {
+            let mut s = self.inner.borrow_mut();
+            s.paused = s.paused.saturating_sub(1);
+            s.paused == 0 && s.called
+        };
+        if resume {
+            self.run_callbacks();
+        }
+    }
+
+    /// Cancels the Deferred (Twisted's `cancel`).
+    ///
+    /// Not yet fired: the canceller (if any) runs; if the Deferred still has not fired,
+    /// it errbacks with [`CancelledError`]. Waiting on a chained Deferred: that one is
+    /// cancelled instead. Already fired: nothing happens.
+    pub fn cancel(&self) {
+        let (canceller, chained) = {
+            let mut s = self.inner.borrow_mut();
+            if s.called {
+                (None, s.chained_to.clone())
+            } else {
+                let canceller = s.canceller.take();
+                if canceller.is_none() {
+                    s.suppress_already_called = true;
+                }
+                (canceller, None)
+            }
+        };
+        if let Some(inner) = chained {
+            inner.cancel_dyn();
+            return;
+        }
+        if self.is_called() {
+            return;
+        }
+        if let Some(canceller) = canceller
+            && let Err(panic) = catch_unwind(AssertUnwindSafe(|| canceller(self)))
+        {
+            log::error!(
+                "Unhandled panic in a Deferred canceller: {}",
+                crate::reactor::panic_message(panic.as_ref())
+            );
+        }
+        if !self.is_called() {
+            let _ = self.errback(Failure::new(CancelledError));
+        }
+    }
+
+    /// Cancels the Deferred with [`TimeoutError`] unless it fires within `seconds` on
+    /// `clock` (Twisted's `addTimeout`). The conversion applies at this point of the
+    /// chain: callbacks added later see `TimeoutError` rather than `CancelledError`.
+    pub fn add_timeout(&self, seconds: f64, clock: &Clock) -> &Self {
+        let timed_out = Rc::new(Cell::new(false));
+        let flag = timed_out.clone();
+        let target = self.clone();
+        let call = clock.call_later(seconds, move || {
+            flag.set(true);
+            target.cancel();
+        });
+        self.add_both(move |r: Result<T, Failure>| {
+            if call.active() {
+                let _ = call.cancel();
+            }
+            match r {
+                Err(f) if timed_out.get() && f.check::<CancelledError>() => {
+                    Err(Failure::new(TimeoutError { seconds }))
+                }
+                other => other,
+            }
+        })
+    }
+
+    /// Whether `callback`/`errback` has been called (Twisted's `called`), even if the
+    /// chain is paused or waiting on another Deferred.
+    pub fn is_called(&self) -> bool {
+        self.inner.borrow().called
+    }
+
+    /// Whether the chain is paused (by `pause()` or waiting on a chained Deferred).
+    pub fn is_paused(&self) -> bool {
+        self.inner.borrow().paused > 0
+    }
+
+    /// Whether the chain has run to its end and holds a result (not consumed).
+    pub fn has_result(&self) -> bool {
+        let s = self.inner.borrow();
+        s.called && s.paused == 0 && !s.running && s.result.is_some()
+    }
+
+    /// Takes the result out of a Deferred whose chain has run to its end, consuming it.
+    /// `None` if it has no result yet (or it was consumed already).
+    pub fn take_result(&self) -> Option<Result<T, Failure>> {
+        let mut s = self.inner.borrow_mut();
+        if !s.called || s.paused > 0 || s.running {
+            return None;
+        }
+        let r = s.result.take();
+        if r.is_some() {
+            s.consumed = true;
+        }
+        r
+    }
+
+    /// Whether two handles refer to the same Deferred.
+    pub fn ptr_eq(&self, other: &Deferred<T>) -> bool {
+        Rc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    fn push_link(&self, link: Link<T>) -> &Self {
+        let run_now = {
+            let mut s = self.inner.borrow_mut();
+            s.links.push(Some(link));
+            s.called
+        };
+        if run_now {
+            self.run_callbacks();
+        }
+        self
+    }
+
+    fn run_callbacks(&self) {
+        let depth = DEPTH.with(Cell::get);
+        let _guard = DepthGuard(depth);
+        DEPTH.with(|d| d.set(depth + 1));
+        self.run_links();
+        if depth == 0 {
+            // The outermost loop on this thread drains postponed resumptions.
+            while let Some(job) = TRAMPOLINE.with(|t| t.borrow_mut().pop_front()) {
+                job();
+            }
+        }
+    }
+
+    fn run_links(&self) {
+        loop {
+            let (link, arg) = {
+                let mut s = self.inner.borrow_mut();
+                if !s.called || s.running || s.paused > 0 {
+                    return;
+                }
+                if s.next >= s.links.len() {
+                    s.links.clear();
+                    s.next = 0;
+                    return;
+                }
+                let Some(arg) = s.result.take() else {
+                    // Consumed: nothing will ever run these links.
+                    let dropped = std::mem::take(&mut s.links);
+                    s.next = 0;
+                    drop(s);
+                    log::debug!(
+                        "Dropping {} callbacks added to a consumed Deferred",
+                        dropped.iter().flatten().count()
+                    );
+                    return;
+                };
+                let index = s.next;
+                s.next += 1;
+                let Some(link) = s.links[index].take() else {
+                    s.result = Some(arg);
+                    continue;
+                };
+                s.running = true;
+                (link, arg)
+            };
+            let next = match catch_unwind(AssertUnwindSafe(move || link(arg))) {
+                Ok(next) => next,
+                Err(panic) => Next::Value(Err(Failure::from_panic(panic.as_ref()))),
+            };
+            match next {
+                Next::Value(r) => {
+                    let mut s = self.inner.borrow_mut();
+                    s.running = false;
+                    s.result = Some(r);
+                }
+                Next::Moved => {
+                    let mut s = self.inner.borrow_mut();
+                    s.running = false;
+                    s.consumed = true;
+                }
+                Next::Chain(inner) => self.chain_to(inner),
+            }
+        }
+    }
+
+    /// Makes this chain wait for `inner` (which a callback returned). Called with
+    /// `running` set; clears it.
+    fn chain_to(&self, inner: Deferred<T>) {
+        if Rc::ptr_eq(&self.inner, &inner.inner) {
+            let mut s = self.inner.borrow_mut();
+            s.running = false;
+            s.result = Some(Err(Failure::new(ChainedToSelfError)));
+            return;
+        }
+        // Fast path: the inner Deferred already has its final result; take it.
+        let taken = {
+            let mut is = inner.inner.borrow_mut();
+            if is.called && is.paused == 0 && !is.running && is.next >= is.links.len() {
+                let r = is.result.take();
+                is.consumed = true;
+                Some(r.unwrap_or_else(|| Err(Failure::new(ConsumedError))))
+            } else {
+                None
+            }
+        };
+        if let Some(r) = taken {
+            let mut s = self.inner.borrow_mut();
+            s.running = false;
+            s.result = Some(r);
+            return;
+        }
+        {
+            let mut s = self.inner.borrow_mut();
+            s.running = false;
+            s.paused += 1;
+            s.chained_to = Some(Rc::new(inner.clone()));
+        }
+        let outer = self.clone();
+        inner.push_link(Box::new(move |r| {
+            outer.resume_from_chain(r);
+            Next::Moved
+        }));
+    }
+
+    fn resume_from_chain(self, r: Result<T, Failure>) {
+        let chained = {
+            let mut s = self.inner.borrow_mut();
+            s.result = Some(r);
+            s.paused = s.paused.saturating_sub(1);
+            s.chained_to.take()
+        };
+        drop(chained);
+        if DEPTH.with(Cell::get) >= MAX_NESTING {
+            TRAMPOLINE.with(|t| {
+                t.borrow_mut()
+                    .push_back(Box::new(move || self.run_callbacks()))
+            });
+        } else {
+            self.run_callbacks();
+        }
+    }
+}
+
+/// Records the callback's name on a failure it returned.
+fn note_failure<T: 'static>(step: Step<T>, name: &'static str) -> Next<T> {
+    if let Step::Done(Err(f)) = &step {
+        f.note(name);
+    }
+    step.into()
+}
+
+impl<T: 'static> Default for Deferred<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: 'static> Fired for Deferred<T> {
+    fn has_fired(&self) -> bool {
+        let s = self.inner.borrow();
+        s.called && s.paused == 0 && !s.running
+    }
+}
+
+impl<T: 'static> fmt::Debug for Deferred<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Ok(s) = self.inner.try_borrow() else {
+            return f.write_str("Deferred { <running> }");
+        };
+        let state = match (&s.result, s.called, s.paused, s.consumed) {
+            (_, false, _, _) => "pending".to_owned(),
+            (_, true, _, true) => "consumed".to_owned(),
+            (_, true, p, _) if p > 0 => "paused".to_owned(),
+            (Some(Ok(_)), true, _, _) => "success".to_owned(),
+            (Some(Err(e)), true, _, _) => format!("failure: {e}"),
+            (None, true, _, _) => "running".to_owned(),
+        };
+        write!(f, "Deferred {{ {state} }}")
+    }
+}
+
+/// A Deferred that has already succeeded with `value`.
+pub fn succeed<T: 'static>(value: T) -> Deferred<T> {
+    let d = Deferred::new();
+    let _ = d.callback(value);
+    d
+}
+
+/// A Deferred that has already failed with `failure`.
+#[track_caller]
+pub fn fail<T: 'static>(failure: impl Into<Failure>) -> Deferred<T> {
+    let d = Deferred::new();
+    let _ = d.errback(failure);
+    d
+}
+
+/// Calls `f` and returns its outcome as a Deferred (Twisted's `maybeDeferred`): a result
+/// becomes an already-fired Deferred, a returned Deferred is returned as is, and a panic
+/// becomes a failed Deferred.
+pub fn maybe_deferred<T, F, R>(f: F) -> Deferred<T>
+where
+    T: 'static,
+    F: FnOnce() -> R,
+    R: IntoStep<T>,
+{
+    match catch_unwind(AssertUnwindSafe(|| f().into_step())) {
+        Ok(Step::Done(r)) => {
+            let d = Deferred::new();
+            let _ = d.resolve(r);
+            d
+        }
+        Ok(Step::Wait(d)) => d,
+        Err(panic) => fail(Failure::from_panic(panic.as_ref())),
+    }
+}

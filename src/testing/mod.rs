@@ -1,0 +1,180 @@
+//! Test doubles shipped for users, as `twisted.internet.testing` and trial do: a
+//! [`ManualClock`], helpers that read a Deferred's result synchronously
+//! ([`success_result_of`], [`failure_result_of`], [`assert_no_result`]) and
+//! [`StringTransport`], an in-memory transport for protocol tests.
+//!
+//! The helpers panic with a clear message when the expectation does not hold: they are
+//! assertions, meant for tests.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::net::SocketAddr;
+use std::rc::Rc;
+
+use crate::defer::{Deferred, Failure};
+use crate::net::{Protocol, Transport};
+
+pub use crate::reactor::ManualClock;
+
+/// The value of a Deferred that has already succeeded (trial's `successResultOf`). The
+/// result is taken out: the Deferred is consumed.
+///
+/// # Panics
+///
+/// If the Deferred has no result yet, or failed.
+#[track_caller]
+pub fn success_result_of<T: 'static>(d: Deferred<T>) -> T {
+    match d.take_result() {
+        Some(Ok(value)) => value,
+        Some(Err(failure)) => panic!(
+            "success result expected on {d:?}, found failure result instead:\n{}",
+            failure.describe()
+        ),
+        None => panic!("success result expected on {d:?}, found no result instead"),
+    }
+}
+
+/// The failure of a Deferred that has already failed (trial's `failureResultOf`). The
+/// failure is taken out, so it is not logged as unhandled.
+///
+/// # Panics
+///
+/// If the Deferred has no result yet, or succeeded.
+#[track_caller]
+pub fn failure_result_of<T: 'static>(d: Deferred<T>) -> Failure {
+    match d.take_result() {
+        Some(Err(failure)) => failure,
+        Some(Ok(_)) => panic!("failure result expected on {d:?}, found success result instead"),
+        None => panic!("failure result expected on {d:?}, found no result instead"),
+    }
+}
+
+/// Asserts that a Deferred has no result yet (trial's `assertNoResult`).
+///
+/// # Panics
+///
+/// If it has one.
+#[track_caller]
+pub fn assert_no_result<T: 'static>(d: &Deferred<T>) {
+    assert!(
+        !d.has_result(),
+        "expected no result on {d:?}, found a result instead"
+    );
+}
+
+/// An in-memory [`Transport`] that records what a protocol does to it: Twisted's
+/// `StringTransport`.
+///
+/// # Examples
+///
+/// ```
+/// use std::rc::Rc;
+/// use trawl::net::Transport;
+/// use trawl::testing::StringTransport;
+///
+/// let t = Rc::new(StringTransport::new());
+/// t.write(b"GET / HTTP/1.1\r\n");
+/// t.lose_connection();
+/// assert_eq!(t.value(), b"GET / HTTP/1.1\r\n");
+/// assert!(t.disconnecting());
+/// ```
+#[derive(Default)]
+pub struct StringTransport {
+    written: RefCell<Vec<u8>>,
+    disconnecting: Cell<bool>,
+    aborted: Cell<bool>,
+    paused: Cell<bool>,
+    peer: Option<SocketAddr>,
+    host: Option<SocketAddr>,
+}
+
+impl StringTransport {
+    /// A transport with no addresses.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A transport reporting these addresses.
+    pub fn with_addresses(host: SocketAddr, peer: SocketAddr) -> Self {
+        Self {
+            host: Some(host),
+            peer: Some(peer),
+            ..Self::default()
+        }
+    }
+
+    /// Connects `protocol` to a new transport (calls `connection_made`) and returns it.
+    pub fn connect(protocol: &dyn Protocol) -> Rc<Self> {
+        let transport = Rc::new(Self::new());
+        protocol.connection_made(transport.clone());
+        transport
+    }
+
+    /// Everything written so far.
+    pub fn value(&self) -> Vec<u8> {
+        self.written.borrow().clone()
+    }
+
+    /// Forgets what was written so far.
+    pub fn clear(&self) {
+        self.written.borrow_mut().clear();
+    }
+
+    /// Whether `lose_connection` (or `abort_connection`) was called.
+    pub fn disconnecting(&self) -> bool {
+        self.disconnecting.get()
+    }
+
+    /// Whether `abort_connection` was called.
+    pub fn aborted(&self) -> bool {
+        self.aborted.get()
+    }
+
+    /// Whether the protocol paused reading.
+    pub fn producer_paused(&self) -> bool {
+        self.paused.get()
+    }
+}
+
+impl Transport for StringTransport {
+    fn write(&self, data: &[u8]) {
+        if !self.disconnecting.get() {
+            self.written.borrow_mut().extend_from_slice(data);
+        }
+    }
+
+    fn lose_connection(&self) {
+        self.disconnecting.set(true);
+    }
+
+    fn abort_connection(&self) {
+        self.disconnecting.set(true);
+        self.aborted.set(true);
+    }
+
+    fn pause_producing(&self) {
+        self.paused.set(true);
+    }
+
+    fn resume_producing(&self) {
+        self.paused.set(false);
+    }
+
+    fn peer(&self) -> Option<SocketAddr> {
+        self.peer
+    }
+
+    fn host(&self) -> Option<SocketAddr> {
+        self.host
+    }
+}
+
+impl fmt::Debug for StringTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StringTransport")
+            .field("written", &self.written.borrow().len())
+            .field("disconnecting", &self.disconnecting.get())
+            .field("aborted", &self.aborted.get())
+            .finish()
+    }
+}
