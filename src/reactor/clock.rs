@@ -91,15 +91,36 @@ enum Status {
     Cancelled,
 }
 
-/// The shared state of one scheduled call: its status, due time and function.
-struct TimerCell {
+/// The shared state of one scheduled call: its status, due time and function. The
+/// function is stored inline (an unsized tail), so a call costs one allocation.
+struct TimerCell<F: ?Sized = dyn Callable> {
     status: Cell<Status>,
     /// Due time in nanoseconds since the clock's epoch.
     when: Cell<u64>,
-    /// The `seq` of the heap entry that currently represents this call; older entries
+    /// The `seq` of the queue entry that currently represents this call; older entries
     /// for the same cell (left behind by `reset`/`delay`) are stale.
     seq: Cell<u64>,
-    func: Cell<Option<Box<dyn FnOnce()>>>,
+    func: F,
+}
+
+/// A stored call, run or dropped at most once.
+trait Callable {
+    /// Moves the function out and runs it (nothing if it already ran or was dropped).
+    fn run(&self);
+    /// Drops the function without running it.
+    fn discard(&self);
+}
+
+impl<G: FnOnce()> Callable for Cell<Option<G>> {
+    fn run(&self) {
+        if let Some(g) = Cell::take(self) {
+            g();
+        }
+    }
+
+    fn discard(&self) {
+        drop(Cell::take(self));
+    }
 }
 
 /// One queue entry: a due time (the queue key), the `seq` that makes it current, and
@@ -241,20 +262,15 @@ impl TimerQueue {
     }
 
     /// Pops the earliest live call due at or before `now`, marking it called.
-    fn pop_due(&mut self, now: u64) -> Option<Box<dyn FnOnce()>> {
-        loop {
-            let key = self.peek_key()?;
-            if key > now {
-                return None;
-            }
-            let entry = self.buckets[0].pop_front()?;
-            self.len -= 1;
-            entry.cell.status.set(Status::Called);
-            self.pending = self.pending.saturating_sub(1);
-            if let Some(func) = entry.cell.func.take() {
-                return Some(func);
-            }
+    fn pop_due(&mut self, now: u64) -> Option<Rc<TimerCell>> {
+        if self.peek_key()? > now {
+            return None;
         }
+        let entry = self.buckets[0].pop_front()?;
+        self.len -= 1;
+        entry.cell.status.set(Status::Called);
+        self.pending = self.pending.saturating_sub(1);
+        Some(entry.cell)
     }
 
     fn unstage(&mut self) {
@@ -372,11 +388,11 @@ impl Clock {
     where
         F: FnOnce() + 'static,
     {
-        let cell = Rc::new(TimerCell {
+        let cell: Rc<TimerCell> = Rc::new(TimerCell {
             status: Cell::new(Status::Pending),
             when: Cell::new(when),
             seq: Cell::new(0),
-            func: Cell::new(Some(Box::new(f))),
+            func: Cell::new(Some(f)),
         });
         let mut queue = self.inner.queue.borrow_mut();
         queue.pending += 1;
@@ -422,9 +438,9 @@ impl Clock {
         let mut ran = 0;
         loop {
             let next = self.inner.queue.borrow_mut().pop_due(now);
-            let Some(func) = next else { break };
+            let Some(cell) = next else { break };
             ran += 1;
-            if let Err(panic) = catch_unwind(AssertUnwindSafe(func)) {
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| cell.func.run())) {
                 log::error!(
                     "Unhandled panic in a delayed call: {}",
                     crate::reactor::panic_message(panic.as_ref())
@@ -443,7 +459,6 @@ impl Clock {
             Status::Cancelled => Err(DelayedCallError::AlreadyCancelled),
             Status::Pending => {
                 cell.status.set(Status::Cancelled);
-                let func = cell.func.take();
                 {
                     let mut queue = self.inner.queue.borrow_mut();
                     queue.pending = queue.pending.saturating_sub(1);
@@ -451,7 +466,7 @@ impl Clock {
                 }
                 // Dropped after the borrow ends: the closure's captures may run Drop
                 // code that schedules or cancels other calls.
-                drop(func);
+                cell.func.discard();
                 Ok(())
             }
         }
