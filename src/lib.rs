@@ -31,6 +31,7 @@
 
 pub mod defer;
 pub mod net;
+pub mod proto;
 pub mod reactor;
 pub mod task;
 pub mod testing;

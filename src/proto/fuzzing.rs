@@ -1,0 +1,81 @@
+//! Entry points for the fuzz targets (`tests/fuzz/`) and the bounded fuzz smoke test in
+//! the normal suite (`tests/fuzz_smoke.rs`). Each one drives a decoder with arbitrary
+//! bytes and must never panic or loop forever, whatever the input.
+
+use super::decode::{ContentDecoder, Encoding};
+use super::http1::{Event, Limits, ResponseParser};
+
+/// Feeds `data` to a response parser, split at the positions encoded in its first
+/// byte, as a connection would deliver it, then signals EOF. Returns the body length
+/// seen, or `None` on a parse error.
+pub fn parse_response(data: &[u8]) -> Option<u64> {
+    let (step, data) = match data.split_first() {
+        Some((&s, rest)) => (usize::from(s % 64) + 1, rest),
+        None => (1, data),
+    };
+    let head_request = step == 64;
+    let mut parser = ResponseParser::with_limits(
+        head_request,
+        Limits {
+            max_head: 4096,
+            max_headers: 32,
+            max_line: 256,
+        },
+    );
+    let mut buf: Vec<u8> = Vec::new();
+    let mut body = 0u64;
+    let mut pieces = data.chunks(step);
+    loop {
+        let more = pieces.next();
+        if let Some(p) = more {
+            buf.extend_from_slice(p);
+        }
+        // Drain every event the buffered bytes allow.
+        let mut guard = 0;
+        loop {
+            guard += 1;
+            assert!(guard < 100_000, "parser made no progress");
+            match parser.parse(&buf) {
+                Ok((n, ev)) => {
+                    let done = matches!(ev, Some(Event::End));
+                    if let Some(Event::Data(d)) = ev {
+                        body += d.len() as u64;
+                    }
+                    buf.drain(..n);
+                    if done {
+                        return Some(body);
+                    }
+                    if n == 0 {
+                        break;
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
+        if more.is_none() {
+            return parser.finish(true).ok().map(|_| body);
+        }
+    }
+}
+
+/// Feeds `data` as a chunked body (after a fixed head) through the parser.
+pub fn parse_chunked(data: &[u8]) -> Option<u64> {
+    let mut input = b"\x07HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    input.extend_from_slice(data);
+    parse_response(&input)
+}
+
+/// Decodes `data` as gzip, deflate and br with a small limit.
+pub fn decode_content(data: &[u8]) {
+    for enc in [Encoding::Gzip, Encoding::Deflate, Encoding::Brotli] {
+        let mut d = ContentDecoder::new(&[enc], 1 << 20);
+        let mut out = Vec::new();
+        for piece in data.chunks(97) {
+            if d.feed(piece, &mut out).is_err() {
+                break;
+            }
+        }
+        let _ = d.finish(&mut out);
+        assert!(out.len() <= 1 << 20);
+    }
+}

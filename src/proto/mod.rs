@@ -1,0 +1,20 @@
+//! Layer 2: sans-IO protocol codecs. Bytes in, events out; encoders append to a
+//! `Vec<u8>`. Nothing here touches a socket, a clock, the reactor or a Deferred (see
+//! `tests/layering.rs`), so every codec is tested byte by byte — every split point of
+//! the input — and fuzzed.
+//!
+//! * [`http1`]: HTTP/1.1 request serialisation and the response parser (status line,
+//!   headers, Content-Length / chunked / read-until-close bodies, limits).
+//! * [`decode`]: streaming content decoding (gzip, deflate, br) with an output limit, so
+//!   a decompression bomb stops at the limit instead of filling memory.
+//! * [`Headers`]: ordered, multi-valued, case-insensitive header storage shared by
+//!   requests and responses at every layer above.
+
+pub mod decode;
+pub mod headers;
+pub mod http1;
+
+#[doc(hidden)]
+pub mod fuzzing;
+
+pub use headers::Headers;
