@@ -29,6 +29,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 #![doc(test(attr(deny(warnings))))]
 
+pub mod client;
 pub mod defer;
 pub mod net;
 pub mod proto;

@@ -234,3 +234,76 @@ fn dropping_a_cancelled_closure_may_schedule() {
     clock.advance(0.0);
     assert!(flag.get());
 }
+
+#[test]
+fn earlier_call_scheduled_after_peeking_at_a_later_one_runs_on_time() {
+    // Regression: looking at the earliest pending call (poll timeout, a partial
+    // advance) must not move the queue's floor past "now".
+    let clock = ManualClock::new();
+    let ev = Events::new();
+    let e = ev.clone();
+    clock.call_later(10.0, move || e.push("late"));
+    assert_eq!(
+        clock.time_until_next(),
+        Some(std::time::Duration::from_secs(10))
+    );
+    clock.advance(5.0);
+    let e = ev.clone();
+    clock.call_later(1.0, move || e.push("early"));
+    clock.advance(1.0);
+    assert_eq!(ev.get(), ["early"]);
+    clock.advance(4.0);
+    assert_eq!(ev.get(), ["early", "late"]);
+}
+
+#[test]
+fn interleaved_schedules_and_advances_match_a_sorted_model() {
+    // Many random schedules, cancels and partial advances against a brute-force model.
+    let clock = ManualClock::new();
+    let fired = Rc::new(std::cell::RefCell::new(Vec::new()));
+    let mut model: Vec<(u64, u64)> = Vec::new(); // (due ms, id)
+    let mut calls = Vec::new();
+    let mut seed = 0x1234_5678_u64;
+    let mut rnd = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut now_ms = 0u64;
+    let mut expected = Vec::new();
+    for id in 0..3000u64 {
+        match rnd() % 4 {
+            0 | 1 => {
+                let delay = rnd() % 500;
+                let f = fired.clone();
+                calls.push((
+                    id,
+                    clock.call_later(delay as f64 / 1000.0, move || f.borrow_mut().push(id)),
+                ));
+                model.push((now_ms + delay, id));
+            }
+            2 if !calls.is_empty() => {
+                let k = (rnd() % calls.len() as u64) as usize;
+                let (cid, call) = calls.swap_remove(k);
+                if call.cancel().is_ok() {
+                    model.retain(|&(_, i)| i != cid);
+                }
+            }
+            _ => {
+                let step = rnd() % 200;
+                now_ms += step;
+                clock.advance(step as f64 / 1000.0);
+                let mut due: Vec<(u64, u64)> = model
+                    .iter()
+                    .copied()
+                    .filter(|&(t, _)| t <= now_ms)
+                    .collect();
+                due.sort();
+                model.retain(|&(t, _)| t > now_ms);
+                expected.extend(due.into_iter().map(|(_, i)| i));
+                assert_eq!(*fired.borrow(), expected, "after advancing to {now_ms} ms");
+            }
+        }
+    }
+}

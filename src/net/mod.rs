@@ -12,6 +12,10 @@
 //! holds one while firing Deferreds, because a callback may call straight back into
 //! either of them (write a follow-up request, close the connection).
 
+pub mod dns;
+pub mod tcp;
+pub mod tls;
+
 use std::fmt;
 use std::net::SocketAddr;
 use std::rc::Rc;

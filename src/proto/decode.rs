@@ -407,14 +407,14 @@ mod tests {
 
     #[test]
     fn bombs_stop_at_the_limit() {
-        let zeros = vec![0u8; 50_000_000];
+        let zeros = vec![0u8; 10_000_000];
         for (enc, data) in [
             (Encoding::Gzip, gzip(&zeros)),
             (Encoding::Deflate, zlib(&zeros)),
             (Encoding::Deflate, raw(&zeros)),
             (Encoding::Brotli, br(&zeros)),
         ] {
-            assert!(data.len() < 200_000, "{enc:?} bomb is {} bytes", data.len());
+            assert!(data.len() < 100_000, "{enc:?} bomb is {} bytes", data.len());
             let r = decode_split(&[enc], &data, usize::MAX, 1_000_000);
             assert_eq!(
                 r,

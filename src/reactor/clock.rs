@@ -159,8 +159,10 @@ fn bucket_of(key: u64, last: u64) -> usize {
 /// pop first-in, first-out.
 struct TimerQueue {
     buckets: Vec<VecDeque<Entry>>,
-    /// The last key popped; every entry's key is >= it.
+    /// The key bucket 0 holds; every entry's key is >= it, and it is <= now.
     last: u64,
+    /// `(bucket, min key)` of the lowest non-empty bucket above 0, when known.
+    min_cache: Option<(usize, u64)>,
     /// Entries in the buckets, stale ones included.
     len: usize,
     /// Calls scheduled while a reactor pass runs due calls; they join after it.
@@ -178,6 +180,7 @@ impl TimerQueue {
         Self {
             buckets: (0..BUCKETS).map(|_| VecDeque::new()).collect(),
             last: 0,
+            min_cache: None,
             len: 0,
             staged: Vec::new(),
             staging: false,
@@ -206,6 +209,13 @@ impl TimerQueue {
     fn insert(&mut self, mut entry: Entry) {
         entry.key = entry.key.max(self.last);
         let b = bucket_of(entry.key, self.last);
+        if let Some((ci, cmin)) = self.min_cache {
+            if b < ci {
+                self.min_cache = None;
+            } else if b == ci && entry.key < cmin {
+                self.min_cache = Some((ci, entry.key));
+            }
+        }
         self.buckets[b].push_back(entry);
         self.len += 1;
     }
@@ -229,48 +239,66 @@ impl TimerQueue {
             for bucket in &mut self.buckets {
                 bucket.retain(Entry::is_live);
             }
+            self.min_cache = None;
             self.len = self.buckets.iter().map(VecDeque::len).sum();
             self.stale = 0;
         }
     }
 
-    /// Makes the front of bucket 0 the earliest live entry, dropping stale entries and
-    /// redistributing the lowest non-empty bucket as needed; returns its key.
-    fn peek_key(&mut self) -> Option<u64> {
-        loop {
-            while let Some(front) = self.buckets[0].front() {
-                if front.is_live() {
-                    return Some(self.last);
-                }
-                self.buckets[0].pop_front();
-                self.len -= 1;
-                self.stale = self.stale.saturating_sub(1);
+    /// The bucket holding the earliest entry and that entry's key, moving nothing:
+    /// `last` must never pass "now", or calls scheduled before the earliest pending
+    /// one would be clamped to its later time. Drops stale entries at the front of
+    /// bucket 0; the lowest other bucket's minimum is cached.
+    fn lowest(&mut self) -> Option<(usize, u64)> {
+        while let Some(front) = self.buckets[0].front() {
+            if front.is_live() {
+                return Some((0, self.last));
             }
-            let i = (1..BUCKETS).find(|&i| !self.buckets[i].is_empty())?;
-            // Redistribute by key alone: liveness is checked only at the front of
-            // bucket 0, so this pass never touches the (randomly placed) cells.
-            let (lower, upper) = self.buckets.split_at_mut(i);
-            let source = &mut upper[0];
-            let last = source.iter().map(|e| e.key).min()?;
-            self.last = last;
-            // Every key in bucket i lands in a lower bucket under the new `last`; drain
-            // in place so the bucket keeps its allocation for next time.
-            for e in source.drain(..) {
-                lower[bucket_of(e.key, last)].push_back(e);
-            }
+            self.buckets[0].pop_front();
+            self.len -= 1;
+            self.stale = self.stale.saturating_sub(1);
         }
+        if let Some((i, min)) = self.min_cache
+            && !self.buckets[i].is_empty()
+        {
+            return Some((i, min));
+        }
+        let i = (1..BUCKETS).find(|&i| !self.buckets[i].is_empty())?;
+        let min = self.buckets[i].iter().map(|e| e.key).min()?;
+        self.min_cache = Some((i, min));
+        Some((i, min))
+    }
+
+    /// The earliest pending key (possibly a cancelled call's: a harmless early wake).
+    fn peek_key(&mut self) -> Option<u64> {
+        self.lowest().map(|(_, key)| key)
     }
 
     /// Pops the earliest live call due at or before `now`, marking it called.
     fn pop_due(&mut self, now: u64) -> Option<Rc<TimerCell>> {
-        if self.peek_key()? > now {
-            return None;
+        loop {
+            let (i, min) = self.lowest()?;
+            if min > now {
+                return None;
+            }
+            if i == 0 {
+                let entry = self.buckets[0].pop_front()?;
+                self.len -= 1;
+                entry.cell.status.set(Status::Called);
+                self.pending = self.pending.saturating_sub(1);
+                return Some(entry.cell);
+            }
+            // Redistribute bucket i around its minimum (which is due, so `last` stays
+            // <= now). Keys alone decide: liveness is checked only at the front of
+            // bucket 0, so this pass never touches the (randomly placed) cells. The
+            // bucket is drained in place and keeps its allocation.
+            self.last = min;
+            self.min_cache = None;
+            let (lower, upper) = self.buckets.split_at_mut(i);
+            for e in upper[0].drain(..) {
+                lower[bucket_of(e.key, min)].push_back(e);
+            }
         }
-        let entry = self.buckets[0].pop_front()?;
-        self.len -= 1;
-        entry.cell.status.set(Status::Called);
-        self.pending = self.pending.saturating_sub(1);
-        Some(entry.cell)
     }
 
     fn unstage(&mut self) {

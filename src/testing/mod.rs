@@ -6,6 +6,9 @@
 //! The helpers panic with a clear message when the expectation does not hold: they are
 //! assertions, meant for tests.
 
+pub mod fixture;
+pub mod site;
+
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::net::SocketAddr;
@@ -15,6 +18,8 @@ use crate::defer::{Deferred, Failure};
 use crate::net::{Protocol, Transport};
 
 pub use crate::reactor::ManualClock;
+pub use fixture::{FixtureOptions, FixtureServer};
+pub use site::Site;
 
 /// The value of a Deferred that has already succeeded (trial's `successResultOf`). The
 /// result is taken out: the Deferred is consumed.

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod net;
+
 use std::cell::RefCell;
 use std::sync::Once;
 

@@ -88,12 +88,21 @@ pub struct ResponseParser {
     state: State,
     limits: Limits,
     head_request: bool,
+    connect_request: bool,
     keep_alive: bool,
     received: u64,
     expected: Option<u64>,
 }
 
 impl ResponseParser {
+    /// A parser for the response to a `CONNECT`: a 2xx response has no body (the
+    /// tunnel starts right after its head).
+    pub fn for_connect() -> Self {
+        let mut p = Self::new(false);
+        p.connect_request = true;
+        p
+    }
+
     /// A parser for the response to a request; `head_request` for HEAD (no body).
     pub fn new(head_request: bool) -> Self {
         Self::with_limits(head_request, Limits::default())
@@ -105,6 +114,7 @@ impl ResponseParser {
             state: State::Head,
             limits,
             head_request,
+            connect_request: false,
             keep_alive: false,
             received: 0,
             expected: None,
@@ -267,7 +277,11 @@ impl ResponseParser {
             headers,
         };
         self.keep_alive = connection_persists(&head);
-        let no_body = self.head_request || status == 204 || status == 304 || status < 200;
+        let no_body = self.head_request
+            || status == 204
+            || status == 304
+            || status < 200
+            || (self.connect_request && (200..300).contains(&status));
         self.state = if no_body {
             State::NoBody
         } else if let Some(chunked) = transfer_chunked(&head.headers) {

@@ -1,0 +1,283 @@
+//! Host name resolution that never blocks the reactor: Twisted's `ThreadedResolver` with
+//! Scrapy's caching (`DNSCACHE_ENABLED`, `DNSCACHE_SIZE`, `DNS_TIMEOUT`).
+//!
+//! Lookups run `getaddrinfo` on a small pool of helper threads (started on demand, up to
+//! `threads`), and their results come back through the reactor's waker as a Deferred.
+//! IP literals skip all of it. Concurrent lookups of one host share one thread job.
+//! Like Scrapy's `CachingThreadedResolver`, results are cached without a TTL and the
+//! oldest entry is evicted when the cache is full; `DNS_TIMEOUT` bounds each lookup.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+
+use crate::defer::{Deferred, Failure, TimeoutError};
+use crate::reactor::{ReactorHandle, ThreadResult};
+
+/// Resolution settings, with Scrapy's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolverConfig {
+    /// `DNSCACHE_ENABLED` (true).
+    pub cache_enabled: bool,
+    /// `DNSCACHE_SIZE` (10,000 hosts).
+    pub cache_size: usize,
+    /// `DNS_TIMEOUT` in seconds (60).
+    pub timeout: f64,
+    /// Helper threads at most (`REACTOR_THREADPOOL_MAXSIZE`, 10).
+    pub threads: usize,
+}
+
+impl Default for ResolverConfig {
+    fn default() -> Self {
+        Self {
+            cache_enabled: true,
+            cache_size: 10_000,
+            timeout: 60.0,
+            threads: 10,
+        }
+    }
+}
+
+/// A host could not be resolved (Scrapy's `DNSLookupError`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DnsLookupError {
+    /// The host name.
+    pub host: String,
+    /// Why.
+    pub reason: String,
+}
+
+impl fmt::Display for DnsLookupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DNS lookup failed for {}: {}", self.host, self.reason)
+    }
+}
+
+impl std::error::Error for DnsLookupError {}
+
+type Lookup = Result<Vec<IpAddr>, String>;
+
+struct Job {
+    host: String,
+    reply: ThreadResult<Lookup>,
+}
+
+struct Pool {
+    jobs: Sender<Job>,
+    queue: Arc<Mutex<Receiver<Job>>>,
+    idle: Arc<AtomicUsize>,
+    started: usize,
+    max: usize,
+}
+
+impl Pool {
+    fn submit(&mut self, job: Job) {
+        if self.idle.load(Ordering::Acquire) == 0 && self.started < self.max {
+            self.spawn();
+        }
+        if let Err(e) = self.jobs.send(job) {
+            // Every worker is gone (they never exit while the pool lives): the job's
+            // ThreadResult is dropped, which reports the failure to the reactor.
+            drop(e);
+        }
+    }
+
+    fn spawn(&mut self) {
+        let queue = self.queue.clone();
+        let idle = self.idle.clone();
+        let spawned = std::thread::Builder::new()
+            .name("trawl-dns".into())
+            .spawn(move || {
+                loop {
+                    idle.fetch_add(1, Ordering::AcqRel);
+                    let job = {
+                        let rx = queue.lock().unwrap_or_else(|p| p.into_inner());
+                        rx.recv()
+                    };
+                    idle.fetch_sub(1, Ordering::AcqRel);
+                    let Ok(job) = job else { return };
+                    let result = (job.host.as_str(), 0u16)
+                        .to_socket_addrs()
+                        .map(|addrs| {
+                            let mut ips: Vec<IpAddr> = addrs.map(|a| a.ip()).collect();
+                            ips.dedup();
+                            // IPv4 first, as Twisted's gethostbyname-based resolver.
+                            ips.sort_by_key(IpAddr::is_ipv6);
+                            ips
+                        })
+                        .map_err(|e| e.to_string());
+                    job.reply.send(result);
+                }
+            });
+        match spawned {
+            Ok(_) => self.started += 1,
+            Err(e) => log::error!("could not start a DNS thread: {e}"),
+        }
+    }
+}
+
+struct State {
+    cache: HashMap<String, Vec<IpAddr>>,
+    order: VecDeque<String>,
+    pending: HashMap<String, Vec<Deferred<Vec<IpAddr>>>>,
+    pool: Pool,
+    lookups: u64,
+    cache_hits: u64,
+}
+
+/// The threaded, caching resolver. Cheap to clone.
+#[derive(Clone)]
+pub struct Resolver {
+    reactor: ReactorHandle,
+    config: ResolverConfig,
+    state: Rc<RefCell<State>>,
+}
+
+impl Resolver {
+    /// A resolver delivering results on `reactor`.
+    pub fn new(reactor: &ReactorHandle, config: ResolverConfig) -> Self {
+        let (tx, rx) = channel();
+        Self {
+            reactor: reactor.clone(),
+            state: Rc::new(RefCell::new(State {
+                cache: HashMap::new(),
+                order: VecDeque::new(),
+                pending: HashMap::new(),
+                pool: Pool {
+                    jobs: tx,
+                    queue: Arc::new(Mutex::new(rx)),
+                    idle: Arc::new(AtomicUsize::new(0)),
+                    started: 0,
+                    max: config.threads.max(1),
+                },
+                lookups: 0,
+                cache_hits: 0,
+            })),
+            config,
+        }
+    }
+
+    /// Resolves `host` to socket addresses on `port` (IPv4 first).
+    pub fn resolve(&self, host: &str, port: u16) -> Deferred<Vec<SocketAddr>> {
+        self.resolve_ips(host).map(move |ips| {
+            ips.into_iter()
+                .map(|ip| SocketAddr::new(ip, port))
+                .collect()
+        })
+    }
+
+    /// Resolves `host` to IP addresses.
+    pub fn resolve_ips(&self, host: &str) -> Deferred<Vec<IpAddr>> {
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        if let Ok(ip) = bare.parse::<IpAddr>() {
+            return crate::defer::succeed(vec![ip]);
+        }
+        let key = host.to_ascii_lowercase();
+        let d = Deferred::new();
+        let start_job = {
+            let mut s = self.state.borrow_mut();
+            if self.config.cache_enabled
+                && let Some(ips) = s.cache.get(&key)
+            {
+                let ips = ips.clone();
+                s.cache_hits += 1;
+                drop(s);
+                let _ = d.callback(ips);
+                return d;
+            }
+            let waiters = s.pending.entry(key.clone()).or_default();
+            waiters.push(d.clone());
+            waiters.len() == 1
+        };
+        if start_job {
+            let me = self.clone();
+            let k = key.clone();
+            let reply = self.reactor.expect_from_thread(
+                move |r: Result<Lookup, crate::reactor::Dropped>| {
+                    let r = r.unwrap_or_else(|e| Err(e.to_string()));
+                    me.deliver(&k, r);
+                },
+            );
+            let mut s = self.state.borrow_mut();
+            s.lookups += 1;
+            s.pool.submit(Job {
+                host: key.clone(),
+                reply,
+            });
+        }
+        let host_name = host.to_owned();
+        let timeout = self.config.timeout;
+        if timeout > 0.0 && timeout.is_finite() {
+            d.add_timeout(timeout, self.reactor.clock());
+        }
+        d.add_errback(move |f| {
+            if f.check::<TimeoutError>() {
+                Err(Failure::new(DnsLookupError {
+                    host: host_name,
+                    reason: format!("timed out after {timeout} s"),
+                }))
+            } else {
+                Err(f)
+            }
+        });
+        d
+    }
+
+    fn deliver(&self, key: &str, result: Lookup) {
+        let waiters = {
+            let mut s = self.state.borrow_mut();
+            if let Ok(ips) = &result
+                && self.config.cache_enabled
+                && self.config.cache_size > 0
+                && !ips.is_empty()
+            {
+                if s.cache.len() >= self.config.cache_size
+                    && let Some(oldest) = s.order.pop_front()
+                {
+                    s.cache.remove(&oldest);
+                }
+                if s.cache.insert(key.to_owned(), ips.clone()).is_none() {
+                    s.order.push_back(key.to_owned());
+                }
+            }
+            s.pending.remove(key).unwrap_or_default()
+        };
+        for d in waiters {
+            let r = match &result {
+                Ok(ips) if !ips.is_empty() => Ok(ips.clone()),
+                Ok(_) => Err(Failure::new(DnsLookupError {
+                    host: key.to_owned(),
+                    reason: "no addresses".into(),
+                })),
+                Err(reason) => Err(Failure::new(DnsLookupError {
+                    host: key.to_owned(),
+                    reason: reason.clone(),
+                })),
+            };
+            // A waiter that timed out already has its result.
+            let _ = d.resolve(r);
+        }
+    }
+
+    /// `(thread lookups started, cache hits)`.
+    pub fn counters(&self) -> (u64, u64) {
+        let s = self.state.borrow();
+        (s.lookups, s.cache_hits)
+    }
+}
+
+impl fmt::Debug for Resolver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.state.borrow();
+        f.debug_struct("Resolver")
+            .field("cached", &s.cache.len())
+            .field("pending", &s.pending.len())
+            .field("threads", &s.pool.started)
+            .finish()
+    }
+}

@@ -1,0 +1,184 @@
+//! TLS configuration with rustls on the `ring` provider: client configs (webpki roots by
+//! default, a custom root store, or verification off) with ALPN `http/1.1`, and server
+//! configs from PEM for the fixture server.
+
+use std::fmt;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, ServerConfig, SignatureScheme};
+
+/// A TLS setup problem (bad PEM, no usable key...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsSetupError(pub String);
+
+impl fmt::Display for TlsSetupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TLS setup failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for TlsSetupError {}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+fn with_alpn(mut config: ClientConfig) -> Arc<ClientConfig> {
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Arc::new(config)
+}
+
+/// Certificates verified against the Mozilla root set (`webpki-roots`).
+///
+/// # Errors
+///
+/// The crypto provider refused the configuration (not expected with `ring`).
+pub fn client_config_webpki() -> Result<Arc<ClientConfig>, TlsSetupError> {
+    let roots = RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    client_config_with_roots(roots)
+}
+
+/// Certificates verified against `roots` only.
+///
+/// # Errors
+///
+/// The crypto provider refused the configuration (not expected with `ring`).
+pub fn client_config_with_roots(roots: RootCertStore) -> Result<Arc<ClientConfig>, TlsSetupError> {
+    let config = ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TlsSetupError(e.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(with_alpn(config))
+}
+
+/// Certificates verified against the PEM certificates in `pem` (a test CA, say).
+///
+/// # Errors
+///
+/// The PEM holds no certificate, or one rustls rejects as a root.
+pub fn client_config_with_pem_roots(pem: &[u8]) -> Result<Arc<ClientConfig>, TlsSetupError> {
+    let mut roots = RootCertStore::empty();
+    let mut count = 0;
+    for cert in CertificateDer::pem_slice_iter(pem) {
+        let cert = cert.map_err(|e| TlsSetupError(format!("bad certificate PEM: {e}")))?;
+        roots
+            .add(cert)
+            .map_err(|e| TlsSetupError(format!("unusable root certificate: {e}")))?;
+        count += 1;
+    }
+    if count == 0 {
+        return Err(TlsSetupError("no certificate in the root PEM".into()));
+    }
+    client_config_with_roots(roots)
+}
+
+/// No certificate verification at all (`verify=False`): the handshake signatures are
+/// still checked, but any certificate for any name is accepted. Scrapy's default
+/// context factory does this; trawl only does it when asked.
+///
+/// # Errors
+///
+/// The crypto provider refused the configuration (not expected with `ring`).
+pub fn client_config_dangerous_no_verify() -> Result<Arc<ClientConfig>, TlsSetupError> {
+    let provider = provider();
+    let verifier = Arc::new(NoVerification(provider.clone()));
+    let config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TlsSetupError(e.to_string()))?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    Ok(with_alpn(config))
+}
+
+/// A server config from a PEM certificate chain and a PEM private key.
+///
+/// # Errors
+///
+/// Bad PEM, no certificate, no key, or a key that does not match.
+pub fn server_config_from_pem(
+    cert_chain: &[u8],
+    key: &[u8],
+) -> Result<Arc<ServerConfig>, TlsSetupError> {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_chain)
+        .collect::<Result<_, _>>()
+        .map_err(|e| TlsSetupError(format!("bad certificate PEM: {e}")))?;
+    if certs.is_empty() {
+        return Err(TlsSetupError("no certificate in the PEM chain".into()));
+    }
+    let key = PrivateKeyDer::from_pem_slice(key)
+        .map_err(|e| TlsSetupError(format!("bad key PEM: {e}")))?;
+    let mut config = ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TlsSetupError(e.to_string()))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| TlsSetupError(e.to_string()))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// Parses a host name or IP literal for SNI and verification.
+///
+/// # Errors
+///
+/// The name is not a valid DNS name or IP address.
+pub fn server_name(host: &str) -> Result<ServerName<'static>, TlsSetupError> {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    ServerName::try_from(host.to_owned())
+        .map_err(|e| TlsSetupError(format!("invalid server name {host:?}: {e}")))
+}
+
+#[derive(Debug)]
+struct NoVerification(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for NoVerification {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
