@@ -42,77 +42,76 @@ const PATHS_FIXTURE: &[&str] = &[
     "/s/019/01999.html",
 ];
 
+/// The shared state of the request loops.
+struct Load {
+    client: HttpClient,
+    base: String,
+    paths: &'static [&'static str],
+    done: Cell<u64>,
+    errors: Cell<u64>,
+    deadline: f64,
+    clock: trawl::reactor::Clock,
+    running: Cell<usize>,
+    finished: Deferred<()>,
+}
+
+impl Load {
+    /// Issues request `n`; its completion issues the next one until the deadline.
+    fn issue(self: &Rc<Self>, n: usize) {
+        if self.clock.seconds() >= self.deadline {
+            self.running.set(self.running.get() - 1);
+            if self.running.get() == 0 {
+                let _ = self.finished.callback(());
+            }
+            return;
+        }
+        let url = format!("{}{}", self.base, self.paths[n % self.paths.len()]);
+        let d = self
+            .client
+            .request(HttpRequest::get(url.parse().expect("url")));
+        let me = self.clone();
+        d.add_both(move |r| {
+            match &r {
+                Ok(resp) if resp.status == 200 => me.done.set(me.done.get() + 1),
+                _ => me.errors.set(me.errors.get() + 1),
+            }
+            me.issue(n + 7);
+            r
+        });
+    }
+}
+
 /// Runs `concurrency` request loops for `seconds`; returns requests per second.
 fn client_rps(base: &str, paths: &'static [&'static str], concurrency: usize, seconds: f64) -> f64 {
     let mut reactor = Reactor::new().expect("reactor");
     let config = HttpClientConfig::new().expect("config");
     let client = HttpClient::new(&reactor.handle(), config);
-    let done = Rc::new(Cell::new(0u64));
-    let errors = Rc::new(Cell::new(0u64));
-    let deadline = reactor.seconds() + seconds;
-    let finished: Deferred<()> = Deferred::new();
-    let running = Rc::new(Cell::new(concurrency));
-
-    fn issue(
-        client: HttpClient,
-        base: Rc<String>,
-        paths: &'static [&'static str],
-        n: usize,
-        done: Rc<Cell<u64>>,
-        errors: Rc<Cell<u64>>,
-        deadline: f64,
-        clock: trawl::reactor::Clock,
-        running: Rc<Cell<usize>>,
-        finished: Deferred<()>,
-    ) {
-        if clock.seconds() >= deadline {
-            running.set(running.get() - 1);
-            if running.get() == 0 {
-                let _ = finished.callback(());
-            }
-            return;
-        }
-        let url = format!("{}{}", base, paths[n % paths.len()]);
-        let req = HttpRequest::get(url.parse().expect("url"));
-        let d = client.request(req);
-        let c = client.clone();
-        d.add_both(move |r| {
-            match &r {
-                Ok(resp) if resp.status == 200 => done.set(done.get() + 1),
-                _ => errors.set(errors.get() + 1),
-            }
-            issue(c, base, paths, n + 7, done, errors, deadline, clock, running, finished);
-            r
-        });
-    }
-
-    let base = Rc::new(base.to_owned());
+    let load = Rc::new(Load {
+        client: client.clone(),
+        base: base.to_owned(),
+        paths,
+        done: Cell::new(0),
+        errors: Cell::new(0),
+        deadline: reactor.seconds() + seconds,
+        clock: reactor.clock().clone(),
+        running: Cell::new(concurrency),
+        finished: Deferred::new(),
+    });
     let start = Instant::now();
     for i in 0..concurrency {
-        issue(
-            client.clone(),
-            base.clone(),
-            paths,
-            i,
-            done.clone(),
-            errors.clone(),
-            deadline,
-            reactor.clock().clone(),
-            running.clone(),
-            finished.clone(),
-        );
+        load.issue(i);
     }
-    reactor.run_until(&finished).expect("run");
+    reactor.run_until(&load.finished).expect("run");
     let elapsed = start.elapsed().as_secs_f64();
     let c = client.counters();
     println!(
         "  trawl client: {} ok, {} errors in {elapsed:.2} s, {} connections, {} reused",
-        done.get(),
-        errors.get(),
+        load.done.get(),
+        load.errors.get(),
         c.connections,
         c.reused
     );
-    done.get() as f64 / elapsed
+    load.done.get() as f64 / elapsed
 }
 
 fn wrk_rps(base: &str, paths: &[&str], seconds: u32) -> Option<f64> {
@@ -156,7 +155,12 @@ fn main() {
         ..FixtureOptions::default()
     })
     .expect("fixture server");
-    compare("fixture server (trawl, own thread)", &server.base(), PATHS_FIXTURE, seconds);
+    compare(
+        "fixture server (trawl, own thread)",
+        &server.base(),
+        PATHS_FIXTURE,
+        seconds,
+    );
     if let Ok(nginx) = std::env::var("TRAWL_BENCH_NGINX") {
         compare("nginx", nginx.trim_end_matches('/'), PATHS_NGINX, seconds);
     }

@@ -78,6 +78,8 @@ struct Conn {
     peer: Option<SocketAddr>,
     host: Option<SocketAddr>,
     bytes_read: u64,
+    /// TLS close_notify queued (always true for plain TCP once closing).
+    close_notify_sent: bool,
 }
 
 /// A TCP (or TLS-over-TCP) connection registered with the reactor.
@@ -109,6 +111,7 @@ impl TcpTransport {
                 peer: None,
                 host: None,
                 bytes_read: 0,
+                close_notify_sent: false,
             }),
             reactor: reactor.clone(),
             token: Cell::new(None),
@@ -264,8 +267,25 @@ impl TcpTransport {
             if matches!(conn.phase, Phase::Connecting | Phase::Closed) {
                 return;
             }
-            let r = Self::write_pending(&mut conn);
-            let drained = conn.out_pos >= conn.out.len()
+            let mut r = Self::write_pending(&mut conn);
+            // Closing a TLS stream: close_notify goes out after the last plaintext.
+            if r.is_ok()
+                && conn.phase == Phase::Closing
+                && conn.out_pos >= conn.out.len()
+                && !conn.close_notify_sent
+            {
+                match conn.tls.as_mut() {
+                    Some(tls) if !tls.is_handshaking() => {
+                        tls.send_close_notify();
+                        conn.close_notify_sent = true;
+                        r = Self::write_pending(&mut conn);
+                    }
+                    Some(_) => {}
+                    None => conn.close_notify_sent = true,
+                }
+            }
+            let drained = conn.close_notify_sent
+                && conn.out_pos >= conn.out.len()
                 && !conn.tls.as_ref().is_some_and(|t| t.wants_write());
             (r, drained && conn.phase == Phase::Closing)
         };
@@ -540,9 +560,6 @@ impl Transport for TcpTransport {
             let mut conn = self.conn.borrow_mut();
             if conn.phase == Phase::Open {
                 conn.phase = Phase::Closing;
-                if let Some(tls) = conn.tls.as_mut() {
-                    tls.send_close_notify();
-                }
             }
             conn.phase
         };
