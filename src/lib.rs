@@ -30,6 +30,7 @@
 #![doc(test(attr(deny(warnings))))]
 
 pub mod client;
+pub mod crawl;
 pub mod defer;
 pub mod net;
 pub mod proto;

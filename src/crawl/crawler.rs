@@ -1,0 +1,398 @@
+//! The [`Crawler`]: one crawl's shared context (settings, signals, stats, clock, reactor,
+//! engine) and the [`Registry`] that builds components from settings by name, the way
+//! Scrapy's `load_object` + `from_crawler` does.
+//!
+//! Components are named by string (`"trawl.RetryMiddleware"`, or `"scrapy.…"` paths for
+//! the built-ins, or any name a user registers) and ordered by the `*_BASE` + user order
+//! maps. A factory returning [`NotConfigured`] disables its component with a debug line;
+//! any other error stops the crawl before it starts, naming the component.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt;
+use std::rc::{Rc, Weak};
+
+use super::downloader::handlers::{DataUriHandler, DownloadHandler, FileHandler, HttpHandler};
+use super::downloader::middleware::DownloaderMiddleware;
+use super::engine::ExecutionEngine;
+use super::errors::NotConfigured;
+use super::pipeline::ItemPipeline;
+use super::scheduler::{Scheduler, SchedulerContext};
+use super::settings::{Priority, Settings};
+use super::signals::Signals;
+use super::spider::Spider;
+use super::spidermw::SpiderMiddleware;
+use super::stats::Stats;
+use crate::defer::{Deferred, Failure};
+use crate::reactor::{Clock, ReactorHandle};
+
+/// Builds a downloader middleware.
+pub type DownloaderMwFactory =
+    Rc<dyn Fn(&Rc<Crawler>) -> Result<Rc<dyn DownloaderMiddleware>, Failure>>;
+/// Builds a spider middleware.
+pub type SpiderMwFactory = Rc<dyn Fn(&Rc<Crawler>) -> Result<Rc<dyn SpiderMiddleware>, Failure>>;
+/// Builds an item pipeline.
+pub type PipelineFactory = Rc<dyn Fn(&Rc<Crawler>) -> Result<Rc<dyn ItemPipeline>, Failure>>;
+/// Builds an extension (it connects to signals; the crawler keeps it alive).
+pub type ExtensionFactory = Rc<dyn Fn(&Rc<Crawler>) -> Result<Rc<dyn Any>, Failure>>;
+/// Builds the scheduler.
+pub type SchedulerFactory =
+    Rc<dyn Fn(&Rc<Crawler>, SchedulerContext) -> Result<Box<dyn Scheduler>, Failure>>;
+/// Builds a download handler for a URL scheme.
+pub type HandlerFactory = Rc<dyn Fn(&Rc<Crawler>) -> Result<Rc<dyn DownloadHandler>, Failure>>;
+
+/// Component constructors by name.
+#[derive(Clone, Default)]
+pub struct Registry {
+    downloader_mws: HashMap<String, DownloaderMwFactory>,
+    spider_mws: HashMap<String, SpiderMwFactory>,
+    pipelines: HashMap<String, PipelineFactory>,
+    extensions: HashMap<String, ExtensionFactory>,
+    schedulers: HashMap<String, SchedulerFactory>,
+    handlers: HashMap<String, HandlerFactory>,
+}
+
+impl Registry {
+    /// The built-in components.
+    pub fn with_builtins() -> Self {
+        let mut r = Self::default();
+        super::middlewares::register(&mut r);
+        super::extensions::register(&mut r);
+        r.register_scheduler("trawl.Scheduler", |c, ctx| {
+            Ok(
+                Box::new(super::scheduler::DefaultScheduler::from_crawler(c, ctx)?)
+                    as Box<dyn Scheduler>,
+            )
+        });
+        r.register_handler("trawl.HTTPDownloadHandler", |c| {
+            Ok(Rc::new(HttpHandler::from_crawler(c)?) as Rc<dyn DownloadHandler>)
+        });
+        r.register_handler("trawl.DataURIDownloadHandler", |_| {
+            Ok(Rc::new(DataUriHandler) as Rc<dyn DownloadHandler>)
+        });
+        r.register_handler("trawl.FileDownloadHandler", |_| {
+            Ok(Rc::new(FileHandler) as Rc<dyn DownloadHandler>)
+        });
+        r
+    }
+
+    /// Registers a downloader middleware under `name`.
+    pub fn register_downloader_middleware<F>(&mut self, name: &str, f: F)
+    where
+        F: Fn(&Rc<Crawler>) -> Result<Rc<dyn DownloaderMiddleware>, Failure> + 'static,
+    {
+        self.downloader_mws.insert(name.to_owned(), Rc::new(f));
+    }
+
+    /// Registers a spider middleware under `name`.
+    pub fn register_spider_middleware<F>(&mut self, name: &str, f: F)
+    where
+        F: Fn(&Rc<Crawler>) -> Result<Rc<dyn SpiderMiddleware>, Failure> + 'static,
+    {
+        self.spider_mws.insert(name.to_owned(), Rc::new(f));
+    }
+
+    /// Registers an item pipeline under `name`.
+    pub fn register_pipeline<F>(&mut self, name: &str, f: F)
+    where
+        F: Fn(&Rc<Crawler>) -> Result<Rc<dyn ItemPipeline>, Failure> + 'static,
+    {
+        self.pipelines.insert(name.to_owned(), Rc::new(f));
+    }
+
+    /// Registers an extension under `name`.
+    pub fn register_extension<F>(&mut self, name: &str, f: F)
+    where
+        F: Fn(&Rc<Crawler>) -> Result<Rc<dyn Any>, Failure> + 'static,
+    {
+        self.extensions.insert(name.to_owned(), Rc::new(f));
+    }
+
+    /// Registers a scheduler under `name` (select it with `SCHEDULER`).
+    pub fn register_scheduler<F>(&mut self, name: &str, f: F)
+    where
+        F: Fn(&Rc<Crawler>, SchedulerContext) -> Result<Box<dyn Scheduler>, Failure> + 'static,
+    {
+        self.schedulers.insert(name.to_owned(), Rc::new(f));
+    }
+
+    /// Registers a download handler under `name` (map schemes to it with
+    /// `DOWNLOAD_HANDLERS`).
+    pub fn register_handler<F>(&mut self, name: &str, f: F)
+    where
+        F: Fn(&Rc<Crawler>) -> Result<Rc<dyn DownloadHandler>, Failure> + 'static,
+    {
+        self.handlers.insert(name.to_owned(), Rc::new(f));
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("downloader_mws", &self.downloader_mws.len())
+            .field("spider_mws", &self.spider_mws.len())
+            .field("pipelines", &self.pipelines.len())
+            .field("extensions", &self.extensions.len())
+            .finish()
+    }
+}
+
+/// A component could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComponentError {
+    /// The component's name.
+    pub name: String,
+    /// Why.
+    pub reason: String,
+}
+
+impl fmt::Display for ComponentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot build component {}: {}", self.name, self.reason)
+    }
+}
+
+impl std::error::Error for ComponentError {}
+
+/// The spider, shared by the engine and the scraper.
+pub type SpiderCell = Rc<RefCell<Box<dyn Spider>>>;
+
+/// One crawl's context: Scrapy's `Crawler`.
+pub struct Crawler {
+    /// The settings (frozen once the crawl is set up).
+    pub settings: Settings,
+    /// The signal manager.
+    pub signals: Signals,
+    /// The stats collector.
+    pub stats: Stats,
+    clock: Clock,
+    reactor: Option<ReactorHandle>,
+    registry: Registry,
+    spider: SpiderCell,
+    spider_name: String,
+    allowed_domains: Vec<String>,
+    engine: RefCell<Option<Rc<ExecutionEngine>>>,
+    extensions: RefCell<Vec<(String, Rc<dyn Any>)>>,
+    me: Weak<Crawler>,
+}
+
+impl Crawler {
+    /// Sets up a crawl of `spider`: its `custom_settings` are applied at spider
+    /// priority, the settings frozen, extensions built. `reactor` is needed by the HTTP
+    /// handler; tests with a scripted handler pass `None` and a manual clock.
+    ///
+    /// # Errors
+    ///
+    /// A setting is invalid or a component cannot be built.
+    pub fn new(
+        spider: Box<dyn Spider>,
+        mut settings: Settings,
+        clock: Clock,
+        reactor: Option<ReactorHandle>,
+        registry: Registry,
+    ) -> Result<Rc<Self>, Failure> {
+        for (name, value) in spider.custom_settings() {
+            settings.set(&name, value, Priority::Spider);
+        }
+        settings.freeze();
+        let spider_name = spider.name().to_owned();
+        let allowed_domains = spider.allowed_domains();
+        let crawler = Rc::new_cyclic(|me| Self {
+            settings,
+            signals: Signals::new(),
+            stats: Stats::new(),
+            clock,
+            reactor,
+            registry,
+            spider: Rc::new(RefCell::new(spider)),
+            spider_name,
+            allowed_domains,
+            engine: RefCell::new(None),
+            extensions: RefCell::new(Vec::new()),
+            me: me.clone(),
+        });
+        let mut extensions = Vec::new();
+        for (name, _order) in crawler.settings.component_list("EXTENSIONS")? {
+            let Some(factory) = crawler.registry.extensions.get(&name).cloned() else {
+                return Err(Failure::new(ComponentError {
+                    name,
+                    reason: "no extension is registered under this name".into(),
+                }));
+            };
+            match factory(&crawler) {
+                Ok(ext) => extensions.push((name, ext)),
+                Err(f) if f.check::<NotConfigured>() => {
+                    log::debug!("Extension {name} not configured: {f}")
+                }
+                Err(f) => {
+                    return Err(Failure::new(ComponentError {
+                        name,
+                        reason: f.to_string(),
+                    }));
+                }
+            }
+        }
+        log::info!(
+            "Enabled extensions:\n{}",
+            extensions
+                .iter()
+                .map(|(n, _)| format!("  {n}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        *crawler.extensions.borrow_mut() = extensions;
+        Ok(crawler)
+    }
+
+    /// This crawler as an `Rc` (components hold weak references back).
+    pub fn rc(&self) -> Option<Rc<Crawler>> {
+        self.me.upgrade()
+    }
+
+    /// The clock every timer of this crawl runs on.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The reactor, when the crawl does real I/O.
+    pub fn reactor(&self) -> Option<&ReactorHandle> {
+        self.reactor.as_ref()
+    }
+
+    /// The spider's name.
+    pub fn spider_name(&self) -> &str {
+        &self.spider_name
+    }
+
+    /// The spider's allowed domains.
+    pub fn allowed_domains(&self) -> &[String] {
+        &self.allowed_domains
+    }
+
+    /// The spider.
+    pub fn spider(&self) -> &SpiderCell {
+        &self.spider
+    }
+
+    /// The engine, once created.
+    pub fn engine(&self) -> Option<Rc<ExecutionEngine>> {
+        self.engine.borrow().clone()
+    }
+
+    /// The component registry.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// A built extension by name (to inspect it in tests).
+    pub fn extension(&self, name: &str) -> Option<Rc<dyn Any>> {
+        self.extensions
+            .borrow()
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, e)| e.clone())
+    }
+
+    /// Builds the components named in an order map with `lookup`.
+    pub(crate) fn build_components<T: ?Sized>(
+        self: &Rc<Self>,
+        setting: &str,
+        kind: &str,
+        lookup: impl Fn(&Registry, &str) -> Option<Rc<dyn Fn(&Rc<Crawler>) -> Result<Rc<T>, Failure>>>,
+    ) -> Result<Vec<(String, Rc<T>)>, Failure> {
+        let mut out = Vec::new();
+        for (name, _order) in self.settings.component_list(setting)? {
+            let Some(factory) = lookup(&self.registry, &name) else {
+                return Err(Failure::new(ComponentError {
+                    name,
+                    reason: format!("no {kind} is registered under this name"),
+                }));
+            };
+            match factory(self) {
+                Ok(c) => out.push((name, c)),
+                Err(f) if f.check::<NotConfigured>() => {
+                    log::debug!("{kind} {name} not configured: {f}")
+                }
+                Err(f) => {
+                    return Err(Failure::new(ComponentError {
+                        name,
+                        reason: f.to_string(),
+                    }));
+                }
+            }
+        }
+        log::info!(
+            "Enabled {kind}s:\n{}",
+            out.iter()
+                .map(|(n, _)| format!("  {n}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        Ok(out)
+    }
+
+    pub(crate) fn downloader_mw_factory(r: &Registry, name: &str) -> Option<DownloaderMwFactory> {
+        r.downloader_mws.get(name).cloned()
+    }
+
+    pub(crate) fn spider_mw_factory(r: &Registry, name: &str) -> Option<SpiderMwFactory> {
+        r.spider_mws.get(name).cloned()
+    }
+
+    pub(crate) fn pipeline_factory(r: &Registry, name: &str) -> Option<PipelineFactory> {
+        r.pipelines.get(name).cloned()
+    }
+
+    pub(crate) fn handler_factory(&self, name: &str) -> Option<HandlerFactory> {
+        self.registry
+            .handlers
+            .get(&super::settings::normalize_component(name))
+            .cloned()
+    }
+
+    pub(crate) fn scheduler_factory(&self, name: &str) -> Option<SchedulerFactory> {
+        self.registry
+            .schedulers
+            .get(&super::settings::normalize_component(name))
+            .cloned()
+    }
+
+    /// Runs the crawl: builds the engine, opens the spider and starts. The Deferred
+    /// fires when the engine has stopped (the spider closed).
+    pub fn crawl(self: &Rc<Self>) -> Deferred<()> {
+        let engine = match ExecutionEngine::new(self) {
+            Ok(e) => e,
+            Err(f) => return crate::defer::fail(f),
+        };
+        *self.engine.borrow_mut() = Some(engine.clone());
+        if let Err(f) = engine.open_spider(true) {
+            return crate::defer::fail(f);
+        }
+        let me = self.clone();
+        let done = engine.start();
+        done.add_both(move |r| {
+            // Break the crawler <-> engine cycle.
+            me.engine.borrow_mut().take();
+            r
+        });
+        done
+    }
+
+    /// Stops the crawl gracefully (first Ctrl+C): closes the spider with `shutdown`,
+    /// finishing what is in progress.
+    pub fn stop(&self) {
+        if let Some(engine) = self.engine() {
+            engine.stop();
+        }
+    }
+}
+
+impl fmt::Debug for Crawler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Crawler")
+            .field("spider", &self.spider_name)
+            .field("settings", &self.settings)
+            .finish()
+    }
+}

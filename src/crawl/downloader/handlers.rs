@@ -1,0 +1,269 @@
+//! Download handlers per URL scheme (`DOWNLOAD_HANDLERS`): `http`/`https` through the
+//! reactor's HTTP client, `data:` (RFC 2397) and `file:` as Scrapy has them.
+
+use std::rc::Rc;
+
+use bytes::Bytes;
+
+use crate::client::http::{HttpClient, HttpClientConfig, HttpRequest};
+use crate::crawl::crawler::Crawler;
+use crate::crawl::response::ResponseBuilder;
+use crate::crawl::{Request, Response};
+use crate::defer::{Deferred, Failure};
+use crate::net::dns::ResolverConfig;
+use crate::proto::Headers;
+
+/// Turns a request into a response for one URL scheme.
+pub trait DownloadHandler {
+    /// Downloads `request`.
+    fn download_request(&self, request: &Request) -> Deferred<Response>;
+
+    /// Releases resources (idle connections) when the crawl ends.
+    fn close(&self) {}
+}
+
+/// `http` and `https` through [`HttpClient`] (Scrapy's `HTTP11DownloadHandler`).
+#[derive(Debug)]
+pub struct HttpHandler {
+    client: HttpClient,
+    timeout: f64,
+    maxsize: u64,
+    warnsize: u64,
+    fail_on_dataloss: bool,
+    verify: bool,
+}
+
+impl HttpHandler {
+    /// Builds the handler from the crawler's settings.
+    ///
+    /// # Errors
+    ///
+    /// No reactor (a test without I/O), or invalid settings.
+    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+        let reactor = crawler
+            .reactor()
+            .ok_or_else(|| Failure::msg("the HTTP download handler needs a reactor"))?;
+        let s = &crawler.settings;
+        let mut config = HttpClientConfig::new()?;
+        config.max_idle_per_key = s.get_usize("CONCURRENT_REQUESTS_PER_DOMAIN")?.max(1);
+        config.resolver = ResolverConfig {
+            cache_enabled: s.get_bool("DNSCACHE_ENABLED")?,
+            cache_size: s.get_usize("DNSCACHE_SIZE")?,
+            timeout: s.get_duration("DNS_TIMEOUT")?,
+            threads: 10,
+        };
+        Ok(Self {
+            client: HttpClient::new(reactor, config),
+            timeout: s.get_duration("DOWNLOAD_TIMEOUT")?,
+            maxsize: u64::try_from(s.get_int("DOWNLOAD_MAXSIZE")?).unwrap_or(0),
+            warnsize: u64::try_from(s.get_int("DOWNLOAD_WARNSIZE")?).unwrap_or(0),
+            fail_on_dataloss: s.get_bool("DOWNLOAD_FAIL_ON_DATALOSS")?,
+            verify: s.get_bool("DOWNLOAD_VERIFY_CERTIFICATES")?,
+        })
+    }
+
+    /// The client (for counters).
+    pub fn client(&self) -> &HttpClient {
+        &self.client
+    }
+}
+
+impl DownloadHandler for HttpHandler {
+    fn download_request(&self, request: &Request) -> Deferred<Response> {
+        let meta = request.meta();
+        let mut url = request.url().clone();
+        url.set_fragment(None);
+        let proxy = match meta.get_str("proxy") {
+            Some(p) if !p.is_empty() => match url::Url::parse(p) {
+                Ok(u) => Some(u),
+                Err(e) => {
+                    return crate::defer::fail(Failure::msg(format!("invalid proxy {p:?}: {e}")));
+                }
+            },
+            _ => None,
+        };
+        let http = HttpRequest {
+            method: request.method().as_str().to_owned(),
+            url,
+            headers: request.headers().clone(),
+            body: request.body().to_vec(),
+            timeout: meta.get_f64("download_timeout").unwrap_or(self.timeout),
+            maxsize: meta
+                .get_i64("download_maxsize")
+                .and_then(|v| u64::try_from(v).ok())
+                .unwrap_or(self.maxsize),
+            warnsize: meta
+                .get_i64("download_warnsize")
+                .and_then(|v| u64::try_from(v).ok())
+                .unwrap_or(self.warnsize),
+            proxy,
+            verify_tls: self.verify && !meta.get_bool("dont_verify_ssl"),
+            decode_content: true,
+            fail_on_dataloss: match meta.get("download_fail_on_dataloss") {
+                Some(v) => v.as_bool().unwrap_or(true),
+                None => self.fail_on_dataloss,
+            },
+        };
+        let request = request.clone();
+        self.client.request(http).map(move |r| {
+            let mut request = request;
+            request.meta_mut().insert("download_latency", r.latency);
+            let mut flags: Vec<String> = r.flags.iter().map(|f| (*f).to_owned()).collect();
+            if let Some(enc) = &r.decoded_from {
+                request.meta_mut().insert("_decoded_from", enc.as_str());
+                flags.retain(|f| f != "decoded");
+            }
+            ResponseBuilder {
+                url: r.url,
+                status: r.status,
+                headers: r.headers,
+                body: Bytes::from(r.body),
+                request,
+                flags,
+                ip: r.ip.map(|a| a.ip()),
+                protocol: Some(r.protocol),
+            }
+            .build()
+        })
+    }
+
+    fn close(&self) {
+        self.client.close_idle();
+    }
+}
+
+/// `data:` URLs (RFC 2397).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DataUriHandler;
+
+impl DownloadHandler for DataUriHandler {
+    fn download_request(&self, request: &Request) -> Deferred<Response> {
+        let url = request.url().as_str();
+        let Some(rest) = url.strip_prefix("data:") else {
+            return crate::defer::fail(Failure::msg(format!("not a data: URL: {url}")));
+        };
+        let Some((meta, data)) = rest.split_once(',') else {
+            return crate::defer::fail(Failure::msg(format!(
+                "malformed data: URL (no comma): {url}"
+            )));
+        };
+        let (media, base64) = match meta.strip_suffix(";base64") {
+            Some(m) => (m, true),
+            None => (meta, false),
+        };
+        let decoded = percent_decode_bytes(data.as_bytes());
+        let body = if base64 {
+            let text: String = String::from_utf8_lossy(&decoded)
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            match base64_decode(&text) {
+                Some(b) => b,
+                None => return crate::defer::fail(Failure::msg("malformed base64 in data: URL")),
+            }
+        } else {
+            decoded
+        };
+        let media = if media.is_empty() {
+            "text/plain;charset=US-ASCII"
+        } else {
+            media
+        };
+        let mut headers = Headers::new();
+        headers.append("Content-Type", media);
+        crate::defer::succeed(Response::new(request.clone(), 200, headers, body))
+    }
+}
+
+/// `file:` URLs, read from the local disk.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FileHandler;
+
+impl DownloadHandler for FileHandler {
+    fn download_request(&self, request: &Request) -> Deferred<Response> {
+        let path = match request.url().to_file_path() {
+            Ok(p) => p,
+            Err(()) => {
+                return crate::defer::fail(Failure::msg(format!(
+                    "not a local file URL: {}",
+                    request.url()
+                )));
+            }
+        };
+        match std::fs::read(&path) {
+            Ok(body) => {
+                crate::defer::succeed(Response::new(request.clone(), 200, Headers::new(), body))
+            }
+            Err(e) => {
+                crate::defer::fail(Failure::msg(format!("cannot read {}: {e}", path.display())))
+            }
+        }
+    }
+}
+
+fn percent_decode_bytes(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                s.get(i + 1).and_then(|b| (*b as char).to_digit(16)),
+                s.get(i + 2).and_then(|b| (*b as char).to_digit(16)),
+            )
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(s[i]);
+        i += 1;
+    }
+    out
+}
+
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' => break,
+            _ => return None,
+        };
+        acc = acc << 6 | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::success_result_of;
+
+    #[test]
+    fn data_uris() {
+        let r = success_result_of(
+            DataUriHandler.download_request(&Request::get("data:,Hello%2C%20World!").unwrap()),
+        );
+        assert_eq!(&r.body()[..], b"Hello, World!");
+        assert_eq!(
+            r.headers().get_str("content-type"),
+            Some("text/plain;charset=US-ASCII")
+        );
+        let r = success_result_of(
+            DataUriHandler
+                .download_request(&Request::get("data:text/html;base64,PGI+aGk8L2I+").unwrap()),
+        );
+        assert_eq!(&r.body()[..], b"<b>hi</b>");
+        assert_eq!(r.headers().get_str("content-type"), Some("text/html"));
+    }
+}

@@ -1,0 +1,496 @@
+//! The downloader: per-domain slots with concurrency and delays, the downloader
+//! middleware chain, and download handlers per scheme (Scrapy's
+//! `scrapy/core/downloader/__init__.py`).
+//!
+//! A request's path: `fetch` counts it in `active` (the engine's concurrency gate), runs
+//! the middleware chain, which calls `enqueue` → the request waits in its slot's queue
+//! until the slot has a free transfer slot and its delay has passed → the handler
+//! downloads it → `response_downloaded` → back through the middlewares.
+//!
+//! Slots are keyed by the `download_slot` meta key, else the host name (or the resolved
+//! IP with `CONCURRENT_REQUESTS_PER_IP`). A slot with a delay starts at most one request
+//! per pass (no bursts); the delay is jittered by `DOWNLOAD_DELAY_JITTER` (0.5: between
+//! 0.5× and 1.5×) unless `RANDOMIZE_DOWNLOAD_DELAY` is false. Idle slots are garbage
+//! collected every 60 s. All timing runs on the crawler's clock, so tests drive it with a
+//! `ManualClock`.
+
+pub mod handlers;
+pub mod middleware;
+
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::rc::{Rc, Weak};
+
+use serde_json::Value;
+
+use self::handlers::DownloadHandler;
+use self::middleware::{DownloadFn, DownloadOutput, DownloaderMiddlewareManager};
+use super::crawler::Crawler;
+use super::request::Request;
+use super::response::Response;
+use super::signals::{Signal, SignalArgs};
+use crate::defer::{Deferred, Failure};
+use crate::reactor::DelayedCall;
+use crate::task::LoopingCall;
+
+/// The meta key naming a request's download slot.
+pub const DOWNLOAD_SLOT: &str = "download_slot";
+
+/// Per-slot active download counts, shared with the downloader-aware priority queue.
+#[derive(Debug, Default)]
+pub struct SlotActivity {
+    counts: RefCell<HashMap<String, usize>>,
+}
+
+impl SlotActivity {
+    /// Active downloads in `slot`.
+    pub fn active(&self, slot: &str) -> usize {
+        self.counts.borrow().get(slot).copied().unwrap_or(0)
+    }
+
+    pub(crate) fn add(&self, slot: &str, delta: isize) {
+        let mut c = self.counts.borrow_mut();
+        let entry = c.entry(slot.to_owned()).or_insert(0);
+        *entry = entry.saturating_add_signed(delta);
+        if *entry == 0 {
+            c.remove(slot);
+        }
+    }
+}
+
+/// The key of the slot a request goes to: `download_slot` meta, else the host.
+pub fn slot_key(request: &Request) -> String {
+    if let Some(slot) = request.meta().get_str(DOWNLOAD_SLOT) {
+        return slot.to_owned();
+    }
+    request.url().host_str().unwrap_or("").to_ascii_lowercase()
+}
+
+/// One download slot (Scrapy's `downloader.Slot`).
+pub struct Slot {
+    /// Concurrent transfers allowed.
+    pub concurrency: usize,
+    /// Seconds between requests (AutoThrottle adjusts it).
+    pub delay: Cell<f64>,
+    randomize: bool,
+    jitter: f64,
+    active: Cell<usize>,
+    transferring: Cell<usize>,
+    queue: RefCell<VecDeque<(Request, Deferred<Response>)>>,
+    lastseen: Cell<f64>,
+    latercall: RefCell<Option<DelayedCall>>,
+}
+
+impl Slot {
+    fn new(concurrency: usize, delay: f64, randomize: bool, jitter: f64) -> Self {
+        Self {
+            concurrency: concurrency.max(1),
+            delay: Cell::new(delay),
+            randomize,
+            jitter,
+            active: Cell::new(0),
+            transferring: Cell::new(0),
+            queue: RefCell::new(VecDeque::new()),
+            lastseen: Cell::new(f64::NEG_INFINITY),
+            latercall: RefCell::new(None),
+        }
+    }
+
+    /// Requests in this slot (queued or transferring).
+    pub fn active(&self) -> usize {
+        self.active.get()
+    }
+
+    /// Requests being transferred.
+    pub fn transferring(&self) -> usize {
+        self.transferring.get()
+    }
+
+    /// Requests waiting in the queue.
+    pub fn queued(&self) -> usize {
+        self.queue.borrow().len()
+    }
+
+    fn free_transfer_slots(&self) -> usize {
+        self.concurrency.saturating_sub(self.transferring.get())
+    }
+}
+
+impl fmt::Debug for Slot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Slot(concurrency={}, delay={:.2}, randomize_delay={}, active={}, queue={}, transferring={}, lastseen={:.3})",
+            self.concurrency,
+            self.delay.get(),
+            self.randomize,
+            self.active.get(),
+            self.queue.borrow().len(),
+            self.transferring.get(),
+            self.lastseen.get()
+        )
+    }
+}
+
+/// The downloader.
+pub struct Downloader {
+    crawler: Weak<Crawler>,
+    middleware: Rc<DownloaderMiddlewareManager>,
+    handlers: HashMap<String, Rc<dyn DownloadHandler>>,
+    slots: RefCell<HashMap<String, Rc<Slot>>>,
+    active: Cell<usize>,
+    total_concurrency: usize,
+    domain_concurrency: usize,
+    delay: f64,
+    randomize: bool,
+    jitter: f64,
+    slot_overrides: serde_json::Map<String, Value>,
+    activity: Rc<SlotActivity>,
+    slot_gc: RefCell<Option<LoopingCall>>,
+    rng: Cell<u64>,
+    me: Weak<Downloader>,
+}
+
+impl Downloader {
+    /// Builds the downloader, its middlewares and its handlers from the crawler.
+    ///
+    /// # Errors
+    ///
+    /// An invalid setting or a component that cannot be built.
+    pub fn new(crawler: &Rc<Crawler>) -> Result<Rc<Self>, Failure> {
+        let s = &crawler.settings;
+        let middlewares = crawler.build_components(
+            "DOWNLOADER_MIDDLEWARES",
+            "downloader middleware",
+            Crawler::downloader_mw_factory,
+        )?;
+        let mut handler_map = s.get_dict("DOWNLOAD_HANDLERS_BASE")?;
+        for (k, v) in s.get_dict("DOWNLOAD_HANDLERS")? {
+            handler_map.insert(k, v);
+        }
+        let mut handlers = HashMap::new();
+        let mut built: HashMap<String, Rc<dyn DownloadHandler>> = HashMap::new();
+        for (scheme, name) in handler_map {
+            let Value::String(name) = name else { continue };
+            if let Some(h) = built.get(&name) {
+                handlers.insert(scheme, h.clone());
+                continue;
+            }
+            let Some(factory) = crawler.handler_factory(&name) else {
+                return Err(Failure::msg(format!(
+                    "no download handler is registered as {name:?} (scheme {scheme})"
+                )));
+            };
+            match factory(crawler) {
+                Ok(h) => {
+                    built.insert(name, h.clone());
+                    handlers.insert(scheme, h);
+                }
+                Err(f) => log::debug!("Download handler for {scheme} not available: {f}"),
+            }
+        }
+        let randomize = match s.get("RANDOMIZE_DOWNLOAD_DELAY") {
+            Some(_) => s.get_bool("RANDOMIZE_DOWNLOAD_DELAY")?,
+            None => true,
+        };
+        let seed = crawler.clock().now_nanos() ^ 0x9E37_79B9_7F4A_7C15;
+        let total_concurrency = s.get_usize("CONCURRENT_REQUESTS")?.max(1);
+        let per_ip = s.get_usize("CONCURRENT_REQUESTS_PER_IP")?;
+        let domain_concurrency = if per_ip > 0 {
+            per_ip
+        } else {
+            s.get_usize("CONCURRENT_REQUESTS_PER_DOMAIN")?.max(1)
+        };
+        let delay = s.get_duration("DOWNLOAD_DELAY")?;
+        let jitter = s.get_float("DOWNLOAD_DELAY_JITTER")?.clamp(0.0, 1.0);
+        let slot_overrides = s.get_dict("DOWNLOAD_SLOTS")?;
+        let d = Rc::new_cyclic(|me| Self {
+            crawler: Rc::downgrade(crawler),
+            middleware: DownloaderMiddlewareManager::new(middlewares),
+            handlers,
+            slots: RefCell::new(HashMap::new()),
+            active: Cell::new(0),
+            total_concurrency,
+            domain_concurrency,
+            delay,
+            randomize,
+            jitter,
+            slot_overrides,
+            activity: Rc::new(SlotActivity::default()),
+            slot_gc: RefCell::new(None),
+            rng: Cell::new(seed | 1),
+            me: me.clone(),
+        });
+        let weak = Rc::downgrade(&d);
+        let gc = LoopingCall::new(crawler.clock(), move || {
+            if let Some(d) = weak.upgrade() {
+                d.slot_gc(60.0);
+            }
+            Ok(())
+        });
+        if let Err(e) = gc.start(60.0, false) {
+            log::error!("slot GC did not start: {e}");
+        }
+        *d.slot_gc.borrow_mut() = Some(gc);
+        Ok(d)
+    }
+
+    /// The shared per-slot activity counts.
+    pub fn activity(&self) -> Rc<SlotActivity> {
+        self.activity.clone()
+    }
+
+    /// Requests between `fetch` and its result.
+    pub fn active(&self) -> usize {
+        self.active.get()
+    }
+
+    /// `CONCURRENT_REQUESTS`.
+    pub fn total_concurrency(&self) -> usize {
+        self.total_concurrency
+    }
+
+    /// The downloader's concurrency gate.
+    pub fn needs_backout(&self) -> bool {
+        self.active.get() >= self.total_concurrency
+    }
+
+    /// The slot for `key`, if it exists.
+    pub fn slot(&self, key: &str) -> Option<Rc<Slot>> {
+        self.slots.borrow().get(key).cloned()
+    }
+
+    /// Every slot key.
+    pub fn slot_keys(&self) -> Vec<String> {
+        self.slots.borrow().keys().cloned().collect()
+    }
+
+    /// The middleware names in order.
+    pub fn middleware_names(&self) -> Vec<String> {
+        self.middleware
+            .names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn crawler(&self) -> Option<Rc<Crawler>> {
+        self.crawler.upgrade()
+    }
+
+    fn now(&self) -> f64 {
+        self.crawler().map_or(0.0, |c| c.clock().seconds())
+    }
+
+    fn random_unit(&self) -> f64 {
+        let mut x = self.rng.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng.set(x);
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn get_slot(&self, request: &mut Request) -> (String, Rc<Slot>) {
+        let key = slot_key(request);
+        if !request.meta().contains_key(DOWNLOAD_SLOT) {
+            request.meta_mut().insert(DOWNLOAD_SLOT, key.as_str());
+        }
+        let existing = self.slots.borrow().get(&key).cloned();
+        if let Some(slot) = existing {
+            return (key, slot);
+        }
+        let overrides = self.slot_overrides.get(&key).and_then(Value::as_object);
+        let conc = overrides
+            .and_then(|o| o.get("concurrency"))
+            .and_then(Value::as_u64)
+            .map_or(self.domain_concurrency, |c| c as usize);
+        let delay = overrides
+            .and_then(|o| o.get("delay"))
+            .and_then(Value::as_f64)
+            .unwrap_or(self.delay);
+        let randomize = overrides
+            .and_then(|o| o.get("randomize_delay"))
+            .and_then(Value::as_bool)
+            .unwrap_or(self.randomize);
+        let slot = Rc::new(Slot::new(conc, delay, randomize, self.jitter));
+        self.slots.borrow_mut().insert(key.clone(), slot.clone());
+        (key, slot)
+    }
+
+    /// Downloads `request` through the middlewares (Scrapy's `Downloader.fetch`).
+    pub fn fetch(&self, request: Request) -> Deferred<DownloadOutput> {
+        self.active.set(self.active.get() + 1);
+        let me = self.me.clone();
+        let download: DownloadFn = Rc::new(move |r: Request| match me.upgrade() {
+            Some(d) => d.enqueue(r),
+            None => crate::defer::fail(Failure::msg("the downloader is gone")),
+        });
+        let d = self.middleware.download(request, download);
+        let me = self.me.clone();
+        d.add_both(move |r| {
+            if let Some(d) = me.upgrade() {
+                d.active.set(d.active.get().saturating_sub(1));
+            }
+            r
+        });
+        d
+    }
+
+    fn enqueue(&self, mut request: Request) -> Deferred<Response> {
+        let (key, slot) = self.get_slot(&mut request);
+        slot.active.set(slot.active.get() + 1);
+        self.activity.add(&key, 1);
+        if let Some(c) = self.crawler()
+            && c.signals.has_receivers(Signal::RequestReachedDownloader)
+        {
+            c.signals.send_catch_log(
+                Signal::RequestReachedDownloader,
+                SignalArgs::Request { request: &request },
+            );
+        }
+        let d = Deferred::new();
+        let left = request.clone();
+        slot.queue.borrow_mut().push_back((request, d.clone()));
+        let me = self.me.clone();
+        let s = slot.clone();
+        d.add_both(move |r| {
+            s.active.set(s.active.get().saturating_sub(1));
+            if let Some(dl) = me.upgrade() {
+                dl.activity.add(&key, -1);
+                if let Some(c) = dl.crawler()
+                    && c.signals.has_receivers(Signal::RequestLeftDownloader)
+                {
+                    c.signals.send_catch_log(
+                        Signal::RequestLeftDownloader,
+                        SignalArgs::Request { request: &left },
+                    );
+                }
+            }
+            r
+        });
+        self.process_queue(&slot);
+        d
+    }
+
+    fn slot_delay(&self, slot: &Slot) -> f64 {
+        let delay = slot.delay.get();
+        if slot.randomize && delay > 0.0 && slot.jitter > 0.0 {
+            delay * (1.0 - slot.jitter + 2.0 * slot.jitter * self.random_unit())
+        } else {
+            delay
+        }
+    }
+
+    fn process_queue(&self, slot: &Rc<Slot>) {
+        if slot.latercall.borrow().is_some() {
+            return;
+        }
+        let now = self.now();
+        let delay = self.slot_delay(slot);
+        if delay > 0.0 {
+            let penalty = delay - now + slot.lastseen.get();
+            // Compare at the clock's resolution: a float remainder that rounds to 0 ns
+            // would reschedule "now" forever.
+            if crate::reactor::secs_to_nanos(penalty) > 0 {
+                let Some(crawler) = self.crawler() else {
+                    return;
+                };
+                let me = self.me.clone();
+                let s = slot.clone();
+                let call = crawler.clock().call_later(penalty, move || {
+                    s.latercall.borrow_mut().take();
+                    if let Some(d) = me.upgrade() {
+                        d.process_queue(&s);
+                    }
+                });
+                *slot.latercall.borrow_mut() = Some(call);
+                return;
+            }
+        }
+        while slot.free_transfer_slots() > 0 {
+            let next = slot.queue.borrow_mut().pop_front();
+            let Some((request, d)) = next else { break };
+            slot.lastseen.set(now);
+            self.download(slot, request, d);
+            if delay > 0.0 {
+                // Prevent bursts: the next request waits for the delay again.
+                self.process_queue(slot);
+                break;
+            }
+        }
+    }
+
+    fn download(&self, slot: &Rc<Slot>, request: Request, d: Deferred<Response>) {
+        slot.transferring.set(slot.transferring.get() + 1);
+        let scheme = request.url().scheme().to_ascii_lowercase();
+        let result = match self.handlers.get(&scheme) {
+            Some(h) => {
+                let h = h.clone();
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    h.download_request(&request)
+                }))
+                .unwrap_or_else(|p| crate::defer::fail(Failure::from_panic(p.as_ref())))
+            }
+            None => crate::defer::fail(Failure::new(super::errors::NotConfigured(format!(
+                "Unsupported URL scheme '{scheme}': no handler available for that scheme"
+            )))),
+        };
+        let me = self.me.clone();
+        let s = slot.clone();
+        let _chain: Deferred<()> = result.then(move |r| {
+            s.transferring.set(s.transferring.get().saturating_sub(1));
+            if let Some(dl) = me.upgrade() {
+                if let (Ok(resp), Some(c)) = (&r, dl.crawler())
+                    && c.signals.has_receivers(Signal::ResponseDownloaded)
+                {
+                    c.signals.send_catch_log(
+                        Signal::ResponseDownloaded,
+                        SignalArgs::Response {
+                            response: resp,
+                            request: resp.request(),
+                        },
+                    );
+                }
+                dl.process_queue(&s);
+            }
+            let _ = d.resolve(r);
+            Ok(())
+        });
+    }
+
+    fn slot_gc(&self, age: f64) {
+        let mintime = self.now() - age;
+        self.slots
+            .borrow_mut()
+            .retain(|_, s| s.active.get() > 0 || s.lastseen.get() + s.delay.get() >= mintime);
+    }
+
+    /// Stops the slot GC, cancels delayed queue runs and closes the handlers.
+    pub fn close(&self) {
+        if let Some(gc) = self.slot_gc.borrow_mut().take()
+            && gc.running()
+        {
+            let _ = gc.stop();
+        }
+        for slot in self.slots.borrow().values() {
+            if let Some(c) = slot.latercall.borrow_mut().take() {
+                let _ = c.cancel();
+            }
+        }
+        for h in self.handlers.values() {
+            h.close();
+        }
+    }
+}
+
+impl fmt::Debug for Downloader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Downloader")
+            .field("active", &self.active.get())
+            .field("total_concurrency", &self.total_concurrency)
+            .field("slots", &self.slots.borrow().len())
+            .finish()
+    }
+}

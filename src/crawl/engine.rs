@@ -1,0 +1,836 @@
+//! The execution engine: Scrapy's `ExecutionEngine` (2.17), section by section as the
+//! source article describes it.
+//!
+//! * **`_Slot`** ([`EngineSlot`]): `inprogress`, `close_if_idle`, `nextcall` (a
+//!   [`CallLaterOnce`] around the scheduling loop), the scheduler, and a 5 s heartbeat
+//!   [`LoopingCall`] that calls `nextcall.schedule` — the fuse for schedulers that report
+//!   pending requests but return none. Closing is two-phase: set `closing`, check at once,
+//!   re-check on every removal.
+//! * **Two loops.** The start loop pulls *one* output from `spider.start()`, schedules
+//!   a pass when there is room, and waits for the next pass before pulling again
+//!   (backpressure). The scheduling loop (`start_scheduled_requests`, run by `nextcall`)
+//!   drains the scheduler until `needs_backout()` or it returns none, then checks
+//!   idleness.
+//! * **The per-request chain**, error-isolated at every step:
+//!   download → handle downloader output → log → remove from `inprogress` → log →
+//!   `nextcall.schedule()` → log. The slot is captured before the chain, so closing the
+//!   spider meanwhile is safe.
+//! * **Three gates** (`needs_backout`): engine state, the downloader's
+//!   `CONCURRENT_REQUESTS`, the scraper's `SCRAPER_SLOT_MAX_ACTIVE_SIZE`.
+//! * **Idleness**: scraper idle, downloader idle, `start()` exhausted, scheduler empty;
+//!   then `spider_idle`, where a handler can keep the spider open (`DontCloseSpider`) or
+//!   close it with a reason (`CloseSpider`), and idleness is checked again after it.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::{Rc, Weak};
+
+use super::crawler::Crawler;
+use super::downloader::Downloader;
+use super::downloader::middleware::DownloadOutput;
+use super::errors::{CloseSpider, DontCloseSpider, IgnoreRequest};
+use super::request::Request;
+use super::response::Response;
+use super::scheduler::{IS_START_REQUEST, Scheduler, SchedulerContext};
+use super::scraper::Scraper;
+use super::signals::{Signal, SignalArgs};
+use super::spider::Output;
+use crate::defer::{Deferred, Failure};
+use crate::task::{CallLaterOnce, LoopingCall};
+
+/// Seconds between heartbeat calls of `nextcall.schedule` (`_SLOT_HEARTBEAT_INTERVAL`).
+pub const SLOT_HEARTBEAT_INTERVAL: f64 = 5.0;
+
+/// The engine's per-spider runtime state (Scrapy's `_Slot`).
+pub struct EngineSlot {
+    closing: RefCell<Option<Deferred<()>>>,
+    inprogress: RefCell<HashSet<u64>>,
+    close_if_idle: bool,
+    nextcall: CallLaterOnce,
+    scheduler: RefCell<Box<dyn Scheduler>>,
+    heartbeat: LoopingCall,
+}
+
+impl EngineSlot {
+    fn add_request(&self, id: u64) {
+        self.inprogress.borrow_mut().insert(id);
+    }
+
+    fn remove_request(&self, id: u64) {
+        self.inprogress.borrow_mut().remove(&id);
+        self.maybe_fire_closing();
+    }
+
+    /// Phase one: mark closing; phase two: check at once (it may already be empty).
+    fn close(&self) -> Deferred<()> {
+        let d = Deferred::new();
+        *self.closing.borrow_mut() = Some(d.clone());
+        self.maybe_fire_closing();
+        d
+    }
+
+    fn maybe_fire_closing(&self) {
+        let closing = self.closing.borrow().clone();
+        let Some(closing) = closing else { return };
+        if !self.inprogress.borrow().is_empty() || closing.is_called() {
+            return;
+        }
+        self.nextcall.cancel();
+        if self.heartbeat.running() {
+            let _ = self.heartbeat.stop();
+        }
+        let _ = closing.callback(());
+    }
+
+    /// Requests taken from the scheduler and not finished.
+    pub fn inprogress(&self) -> usize {
+        self.inprogress.borrow().len()
+    }
+
+    /// Whether the slot is closing.
+    pub fn is_closing(&self) -> bool {
+        self.closing.borrow().is_some()
+    }
+
+    /// Whether the scheduler reports pending requests.
+    pub fn scheduler_has_pending(&self) -> bool {
+        self.scheduler
+            .try_borrow()
+            .is_ok_and(|s| s.has_pending_requests())
+    }
+
+    /// Requests waiting in the scheduler.
+    pub fn scheduler_len(&self) -> usize {
+        self.scheduler.try_borrow().map_or(0, |s| s.len())
+    }
+
+    /// The scheduling loop's coalescing switch.
+    pub fn nextcall(&self) -> &CallLaterOnce {
+        &self.nextcall
+    }
+}
+
+impl fmt::Debug for EngineSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EngineSlot")
+            .field("inprogress", &self.inprogress())
+            .field("closing", &self.is_closing())
+            .field("close_if_idle", &self.close_if_idle)
+            .finish()
+    }
+}
+
+struct State {
+    slot: Option<Rc<EngineSlot>>,
+    spider_open: bool,
+    running: bool,
+    starting: bool,
+    stopping: bool,
+    paused: bool,
+    start_time: Option<f64>,
+    start: Option<Box<dyn Iterator<Item = Output>>>,
+    closewait: Option<Deferred<()>>,
+    next_id: u64,
+}
+
+/// The execution engine.
+pub struct ExecutionEngine {
+    crawler: Weak<Crawler>,
+    downloader: Rc<Downloader>,
+    scraper: Rc<Scraper>,
+    state: RefCell<State>,
+    start_loop_running: Cell<bool>,
+    me: Weak<ExecutionEngine>,
+}
+
+impl ExecutionEngine {
+    /// Builds the downloader and the scraper (once per engine). The scheduler is per
+    /// spider: it is created in `open_spider`. If the scraper cannot be built, the
+    /// downloader already built is closed.
+    ///
+    /// # Errors
+    ///
+    /// A component cannot be built.
+    pub fn new(crawler: &Rc<Crawler>) -> Result<Rc<Self>, Failure> {
+        let scheduler_name = crawler.settings.get_str("SCHEDULER")?.unwrap_or_default();
+        if crawler.scheduler_factory(&scheduler_name).is_none() {
+            return Err(Failure::msg(format!(
+                "The provided scheduler class ({scheduler_name}) does not implement the scheduler interface (it is not registered)"
+            )));
+        }
+        let downloader = Downloader::new(crawler)?;
+        let scraper = match Scraper::new(crawler) {
+            Ok(s) => s,
+            Err(f) => {
+                downloader.close();
+                return Err(f);
+            }
+        };
+        Ok(Rc::new_cyclic(|me| Self {
+            crawler: Rc::downgrade(crawler),
+            downloader,
+            scraper,
+            state: RefCell::new(State {
+                slot: None,
+                spider_open: false,
+                running: false,
+                starting: false,
+                stopping: false,
+                paused: false,
+                start_time: None,
+                start: None,
+                closewait: None,
+                next_id: 0,
+            }),
+            start_loop_running: Cell::new(false),
+            me: me.clone(),
+        }))
+    }
+
+    fn crawler(&self) -> Option<Rc<Crawler>> {
+        self.crawler.upgrade()
+    }
+
+    /// The downloader.
+    pub fn downloader(&self) -> &Rc<Downloader> {
+        &self.downloader
+    }
+
+    /// The scraper.
+    pub fn scraper(&self) -> &Rc<Scraper> {
+        &self.scraper
+    }
+
+    /// The slot, while a spider is open.
+    pub fn slot(&self) -> Option<Rc<EngineSlot>> {
+        self.state.borrow().slot.clone()
+    }
+
+    /// Whether the engine is running.
+    pub fn running(&self) -> bool {
+        self.state.borrow().running
+    }
+
+    /// Whether the start iterator is still being consumed.
+    pub fn start_pending(&self) -> bool {
+        self.state.borrow().start.is_some()
+    }
+
+    /// Opens the spider: creates the scheduler and the slot, opens the scraper, sends
+    /// `spider_opened`.
+    ///
+    /// # Errors
+    ///
+    /// A spider is already open, or the scheduler or a pipeline cannot open.
+    pub fn open_spider(&self, close_if_idle: bool) -> Result<(), Failure> {
+        let crawler = self
+            .crawler()
+            .ok_or_else(|| Failure::msg("the crawler is gone"))?;
+        if self.state.borrow().slot.is_some() {
+            return Err(Failure::msg("No free spider slot when opening a spider"));
+        }
+        log::info!("Spider opened");
+        let scheduler_name = crawler.settings.get_str("SCHEDULER")?.unwrap_or_default();
+        let factory = crawler
+            .scheduler_factory(&scheduler_name)
+            .ok_or_else(|| Failure::msg(format!("unknown SCHEDULER {scheduler_name:?}")))?;
+        let mut scheduler = factory(
+            &crawler,
+            SchedulerContext {
+                activity: self.downloader.activity(),
+            },
+        )?;
+        scheduler.open()?;
+        let me = self.me.clone();
+        let nextcall = CallLaterOnce::new(crawler.clock(), move || {
+            if let Some(e) = me.upgrade() {
+                e.start_scheduled_requests();
+            }
+        });
+        let nc = nextcall.clone();
+        let heartbeat = LoopingCall::new(crawler.clock(), move || {
+            nc.schedule(0.0);
+            Ok(())
+        });
+        let slot = Rc::new(EngineSlot {
+            closing: RefCell::new(None),
+            inprogress: RefCell::new(HashSet::new()),
+            close_if_idle,
+            nextcall,
+            scheduler: RefCell::new(scheduler),
+            heartbeat,
+        });
+        let start = {
+            let spider = crawler.spider().clone();
+            let mut s = spider
+                .try_borrow_mut()
+                .map_err(|_| Failure::msg("the spider is busy while opening"))?;
+            s.opened();
+            let start = catch_unwind(AssertUnwindSafe(|| s.start()))
+                .map_err(|p| Failure::from_panic(p.as_ref()))?;
+            self.scraper.spidermw().process_start(start)
+        };
+        {
+            let mut st = self.state.borrow_mut();
+            st.slot = Some(slot);
+            st.spider_open = true;
+            st.start = Some(start);
+        }
+        let me = self.me.clone();
+        self.scraper.open_spider(Rc::new(move |request: Request| {
+            if let Some(e) = me.upgrade() {
+                e.crawl(request);
+            }
+        }))?;
+        let spider = crawler.spider().clone();
+        crawler.signals.connect(Signal::SpiderClosed, move |args| {
+            if let SignalArgs::SpiderClosed { reason } = args {
+                match spider.try_borrow_mut() {
+                    Ok(mut s) => s.closed(reason),
+                    Err(_) => log::error!("the spider is busy: closed() not called"),
+                }
+            }
+            Ok(())
+        });
+        crawler
+            .signals
+            .send_catch_log(Signal::SpiderOpened, SignalArgs::None);
+        Ok(())
+    }
+
+    /// Starts the engine; the Deferred fires when it stops (Scrapy's `start_async`
+    /// returning).
+    pub fn start(&self) -> Deferred<()> {
+        let Some(crawler) = self.crawler() else {
+            return crate::defer::fail(Failure::msg("the crawler is gone"));
+        };
+        {
+            let mut st = self.state.borrow_mut();
+            if st.starting {
+                return crate::defer::fail(Failure::msg("Engine already running"));
+            }
+            st.start_time = Some(crawler.clock().seconds());
+            st.starting = true;
+        }
+        crawler
+            .signals
+            .send_catch_log(Signal::EngineStarted, SignalArgs::None);
+        let closewait = Deferred::new();
+        {
+            let mut st = self.state.borrow_mut();
+            if st.stopping || !st.spider_open {
+                let _ = closewait.callback(());
+                return closewait;
+            }
+            st.running = true;
+            st.closewait = Some(closewait.clone());
+        }
+        self.start_request_processing();
+        closewait
+    }
+
+    fn start_request_processing(&self) {
+        let Some(slot) = self.slot() else { return };
+        slot.nextcall.schedule(0.0);
+        if let Err(e) = slot.heartbeat.start(SLOT_HEARTBEAT_INTERVAL, true) {
+            log::error!("heartbeat did not start: {e}");
+        }
+        self.start_loop_running.set(true);
+        self.process_start_loop();
+    }
+
+    /// Loop A: one output from `start()`, then wait for a scheduling pass.
+    fn process_start_loop(&self) {
+        let proceed = {
+            let st = self.state.borrow();
+            st.start.is_some() && st.spider_open && st.running
+        };
+        if !proceed {
+            self.start_loop_running.set(false);
+            return;
+        }
+        let Some(slot) = self.slot() else {
+            self.start_loop_running.set(false);
+            return;
+        };
+        if self.needs_backout() {
+            // No room: wait for a scheduling pass (a download or a scrape finishing,
+            // or the heartbeat) before pulling. Scrapy pulls on here, one output per
+            // reactor turn, so a huge start() piles up in the scheduler; trawl stays
+            // lazy.
+            let me = self.me.clone();
+            slot.nextcall.wait().add_callback(move |()| {
+                if let Some(e) = me.upgrade() {
+                    e.process_start_loop();
+                }
+                Ok(())
+            });
+            return;
+        }
+        self.process_start_next();
+        if !self.needs_backout() {
+            slot.nextcall.schedule(0.0);
+        }
+        let wait = slot.nextcall.wait();
+        let me = self.me.clone();
+        wait.add_callback(move |()| {
+            if let Some(e) = me.upgrade() {
+                e.process_start_loop();
+            }
+            Ok(())
+        });
+    }
+
+    fn process_start_next(&self) {
+        let next = {
+            let mut st = self.state.borrow_mut();
+            let Some(mut start) = st.start.take() else {
+                return;
+            };
+            drop(st);
+            let item = catch_unwind(AssertUnwindSafe(|| start.next()));
+            let mut st = self.state.borrow_mut();
+            match item {
+                Ok(Some(output)) => {
+                    st.start = Some(start);
+                    Some(output)
+                }
+                Ok(None) => None,
+                Err(panic) => {
+                    log::error!(
+                        "Error while reading start items and requests: {}",
+                        crate::reactor::panic_message(panic.as_ref())
+                    );
+                    None
+                }
+            }
+        };
+        match next {
+            Some(Output::Request(mut request)) => {
+                request.meta_mut().insert(IS_START_REQUEST, true);
+                self.crawl(request);
+            }
+            Some(Output::Item(item)) => {
+                let _ = self.scraper.start_itemproc(item, None);
+                if let Some(slot) = self.slot() {
+                    slot.nextcall.schedule(0.0);
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// Loop B: drain the scheduler until backout or empty, then check idleness.
+    pub fn start_scheduled_requests(&self) {
+        let Some(slot) = self.slot() else { return };
+        if slot.is_closing() || self.state.borrow().paused {
+            return;
+        }
+        while !self.needs_backout() {
+            if !self.start_scheduled_request(&slot) {
+                break;
+            }
+        }
+        if slot.close_if_idle && self.spider_is_idle() {
+            self.spider_idle();
+        }
+    }
+
+    fn start_scheduled_request(&self, slot: &Rc<EngineSlot>) -> bool {
+        let next = match slot.scheduler.try_borrow_mut() {
+            Ok(mut s) => s.next_request(),
+            Err(_) => {
+                log::error!("the scheduler is busy (re-entrant call)");
+                return false;
+            }
+        };
+        let Some(request) = next else {
+            if let Some(c) = self.crawler() {
+                c.signals
+                    .send_catch_log(Signal::SchedulerEmpty, SignalArgs::None);
+            }
+            return false;
+        };
+        let id = self.next_id();
+        let original = request.clone();
+        let d = self.download_inner(request, id, slot);
+        let me = self.me.clone();
+        let handled: Deferred<()> = d.then(move |result| match me.upgrade() {
+            Some(engine) => engine.handle_downloader_output(result, original),
+            None => crate::defer::Step::Done(Ok(())),
+        });
+        // The slot is captured now: closing the spider meanwhile is safe.
+        let s1 = slot.clone();
+        let s2 = slot.clone();
+        handled
+            .add_errback(|f| {
+                log::info!("Error while handling downloader output:\n{}", f.describe());
+                Ok(())
+            })
+            .add_both(move |_| {
+                s1.remove_request(id);
+                Ok(())
+            })
+            .add_errback(|f| {
+                log::info!("Error while removing request from slot:\n{}", f.describe());
+                Ok(())
+            })
+            .add_both(move |_| {
+                s2.nextcall.schedule(0.0);
+                Ok(())
+            })
+            .add_errback(|f| {
+                log::info!("Error while scheduling new request:\n{}", f.describe());
+                Ok(())
+            });
+        true
+    }
+
+    fn next_id(&self) -> u64 {
+        let mut st = self.state.borrow_mut();
+        st.next_id += 1;
+        st.next_id
+    }
+
+    /// `_download`: add to `inprogress`, fetch, log `Crawled (200)`, send
+    /// `response_received`; schedule a pass whatever happens.
+    fn download_inner(
+        &self,
+        request: Request,
+        id: u64,
+        slot: &Rc<EngineSlot>,
+    ) -> Deferred<DownloadOutput> {
+        slot.add_request(id);
+        let d = self.downloader.fetch(request);
+        let me = self.me.clone();
+        let s = slot.clone();
+        d.add_both(move |r| {
+            if let (Ok(DownloadOutput::Response(resp)), Some(e)) = (&r, me.upgrade())
+                && let Some(c) = e.crawler()
+            {
+                if log::log_enabled!(log::Level::Debug) {
+                    let req = resp.request();
+                    let referer = req.headers().get_str("referer").unwrap_or("None");
+                    let flags = if resp.flags().is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {:?}", resp.flags())
+                    };
+                    log::debug!(
+                        "Crawled ({}) {req} (referer: {referer}){flags}",
+                        resp.status()
+                    );
+                }
+                c.signals.send_catch_log(
+                    Signal::ResponseReceived,
+                    SignalArgs::Response {
+                        response: resp,
+                        request: resp.request(),
+                    },
+                );
+            }
+            s.nextcall.schedule(0.0);
+            r
+        });
+        d
+    }
+
+    /// Routes what the downloader produced: a request goes back through `crawl` (and so
+    /// the dupefilter), releasing its slot at once; a response or failure goes to the
+    /// scraper.
+    fn handle_downloader_output(
+        &self,
+        result: Result<DownloadOutput, Failure>,
+        request: Request,
+    ) -> crate::defer::Step<()> {
+        match result {
+            Ok(DownloadOutput::Request(r)) => {
+                self.crawl(r);
+                crate::defer::Step::Done(Ok(()))
+            }
+            Ok(DownloadOutput::Response(resp)) => {
+                let req = resp.request().clone();
+                crate::defer::Step::Wait(self.enqueue_scrape(Ok(resp), req))
+            }
+            Err(f) => crate::defer::Step::Wait(self.enqueue_scrape(Err(f), request)),
+        }
+    }
+
+    fn enqueue_scrape(&self, result: Result<Response, Failure>, request: Request) -> Deferred<()> {
+        let d = self.scraper.enqueue_scrape(result, request);
+        d.add_errback(|f| {
+            log::error!("Error while enqueuing scrape:\n{}", f.describe());
+            Ok(())
+        });
+        d
+    }
+
+    /// Schedules a request (Scrapy's `engine.crawl`): `request_scheduled`, the
+    /// scheduler (`request_dropped` if it refuses), then a scheduling pass.
+    pub fn crawl(&self, request: Request) {
+        let Some(slot) = self.slot() else {
+            log::error!("Dropping {request}: no spider is open");
+            return;
+        };
+        self.schedule_request(&slot, request);
+        slot.nextcall.schedule(0.0);
+    }
+
+    fn schedule_request(&self, slot: &EngineSlot, request: Request) {
+        let Some(crawler) = self.crawler() else {
+            return;
+        };
+        let results = crawler.signals.send_catch_log(
+            Signal::RequestScheduled,
+            SignalArgs::Request { request: &request },
+        );
+        if results
+            .iter()
+            .any(|r| r.as_ref().is_err_and(|f| f.check::<IgnoreRequest>()))
+        {
+            return;
+        }
+        let (accepted, dropped) = match slot.scheduler.try_borrow_mut() {
+            Ok(mut s) => {
+                let copy = crawler
+                    .signals
+                    .has_receivers(Signal::RequestDropped)
+                    .then(|| request.clone());
+                let ok = s.enqueue_request(request);
+                (ok, copy)
+            }
+            Err(_) => {
+                log::error!("the scheduler is busy (re-entrant enqueue): {request} lost");
+                return;
+            }
+        };
+        if !accepted && let Some(r) = dropped {
+            crawler
+                .signals
+                .send_catch_log(Signal::RequestDropped, SignalArgs::Request { request: &r });
+        }
+    }
+
+    /// Downloads a request outside the scheduler (Scrapy's `engine.download`, used by
+    /// middlewares such as robots.txt): follows redirects the middlewares return, keeps
+    /// the request in `inprogress` meanwhile.
+    pub fn download(&self, request: Request) -> Deferred<Response> {
+        let Some(slot) = self.slot() else {
+            return crate::defer::fail(Failure::msg("No open spider to crawl"));
+        };
+        let id = self.next_id();
+        let d = self.download_inner(request, id, &slot);
+        let me = self.me.clone();
+        let s = slot.clone();
+        let out: Deferred<Response> = d.then(move |r| match r {
+            Ok(DownloadOutput::Response(resp)) => crate::defer::Step::Done(Ok(resp)),
+            Ok(DownloadOutput::Request(next)) => match me.upgrade() {
+                Some(e) => crate::defer::Step::Wait(e.download(next)),
+                None => crate::defer::Step::Done(Err(Failure::msg("the engine is gone"))),
+            },
+            Err(f) => crate::defer::Step::Done(Err(f)),
+        });
+        out.add_both(move |r| {
+            s.remove_request(id);
+            r
+        });
+        out
+    }
+
+    /// The three gates.
+    pub fn needs_backout(&self) -> bool {
+        let st = self.state.borrow();
+        !st.running
+            || st.slot.as_ref().is_none_or(|s| s.is_closing())
+            || self.downloader.needs_backout()
+            || self.scraper.needs_backout()
+    }
+
+    /// Scraper idle, downloader idle, `start()` done, scheduler empty.
+    pub fn spider_is_idle(&self) -> bool {
+        let Some(slot) = self.slot() else { return true };
+        if !self.scraper.is_idle() {
+            return false;
+        }
+        if self.downloader.active() > 0 {
+            return false;
+        }
+        if self.state.borrow().start.is_some() {
+            return false;
+        }
+        !slot.scheduler_has_pending()
+    }
+
+    fn spider_idle(&self) {
+        let Some(crawler) = self.crawler() else {
+            return;
+        };
+        let results = crawler
+            .signals
+            .send_catch_log(Signal::SpiderIdle, SignalArgs::None);
+        let mut close_reason = None;
+        for r in &results {
+            if let Err(f) = r {
+                if f.check::<DontCloseSpider>() {
+                    return;
+                }
+                if let Some(c) = f.downcast_ref::<CloseSpider>() {
+                    close_reason = Some(c.reason.clone());
+                }
+            }
+        }
+        // Handlers may have scheduled requests: check again.
+        if self.spider_is_idle() {
+            let _ = self.close_spider(close_reason.as_deref().unwrap_or("finished"));
+        }
+    }
+
+    /// Pauses the scheduling loop.
+    pub fn pause(&self) {
+        self.state.borrow_mut().paused = true;
+    }
+
+    /// Resumes the scheduling loop.
+    pub fn unpause(&self) {
+        self.state.borrow_mut().paused = false;
+        if let Some(slot) = self.slot() {
+            slot.nextcall.schedule(0.0);
+        }
+    }
+
+    /// Closes the spider: waits for requests in progress, closes the downloader, the
+    /// scraper and the scheduler, sends `spider_closed`, dumps the stats, then stops the
+    /// engine.
+    pub fn close_spider(&self, reason: &str) -> Deferred<()> {
+        let Some(slot) = self.slot() else {
+            return crate::defer::fail(Failure::msg("Engine slot not assigned"));
+        };
+        if let Some(closing) = slot.closing.borrow().clone() {
+            let d = Deferred::new();
+            closing.add_both({
+                let d = d.clone();
+                move |r| {
+                    let _ = d.callback(());
+                    r
+                }
+            });
+            return d;
+        }
+        log::info!("Closing spider ({reason})");
+        let reason = reason.to_owned();
+        let me = self.me.clone();
+        slot.close().then(move |r| {
+            if let Err(f) = r {
+                log::error!("Slot close failure:\n{}", f.describe());
+            }
+            let Some(engine) = me.upgrade() else {
+                return crate::defer::Step::Done(Ok(()));
+            };
+            engine.downloader.close();
+            let me2 = engine.me.clone();
+            let reason2 = reason.clone();
+            crate::defer::Step::Wait(engine.scraper.close_spider().then(move |r| {
+                if let Err(f) = r {
+                    log::error!("Scraper close failure:\n{}", f.describe());
+                }
+                if let Some(engine) = me2.upgrade() {
+                    engine.finish_close(&reason2);
+                }
+                Ok(())
+            }))
+        })
+    }
+
+    fn finish_close(&self, reason: &str) {
+        let Some(crawler) = self.crawler() else {
+            return;
+        };
+        if let Some(slot) = self.slot() {
+            match slot.scheduler.try_borrow_mut() {
+                Ok(mut s) => {
+                    if let Err(f) = s.close(reason) {
+                        log::error!("Scheduler close failure:\n{}", f.describe());
+                    }
+                }
+                Err(_) => log::error!("the scheduler is busy: not closed"),
+            }
+        }
+        crawler
+            .signals
+            .send_catch_log(Signal::SpiderClosed, SignalArgs::SpiderClosed { reason });
+        if crawler.settings.get_bool("STATS_DUMP").unwrap_or(true) {
+            log::info!("Dumping trawl stats:\n{}", crawler.stats.format_dump());
+        }
+        log::info!("Spider closed ({reason})");
+        {
+            let mut st = self.state.borrow_mut();
+            st.slot = None;
+            st.spider_open = false;
+            st.start = None;
+        }
+        // The crawler's spider-closed callback: stop the engine.
+        if self.running() {
+            self.stop();
+        }
+    }
+
+    /// Stops the engine (Scrapy's `stop_async`): closes the spider with `shutdown` if it
+    /// is open, sends `engine_stopped`, fires the Deferred from `start`.
+    pub fn stop(&self) {
+        let spider_open = {
+            let mut st = self.state.borrow_mut();
+            if !st.running {
+                return;
+            }
+            st.running = false;
+            st.stopping = true;
+            st.spider_open && st.slot.is_some()
+        };
+        let me = self.me.clone();
+        let finish = move || {
+            if let Some(e) = me.upgrade() {
+                if let Some(c) = e.crawler() {
+                    c.signals
+                        .send_catch_log(Signal::EngineStopped, SignalArgs::None);
+                }
+                let closewait = e.state.borrow_mut().closewait.take();
+                if let Some(d) = closewait {
+                    let _ = d.callback(());
+                }
+            }
+        };
+        if spider_open {
+            self.close_spider("shutdown").add_both(move |r| {
+                finish();
+                r
+            });
+        } else {
+            finish();
+        }
+    }
+
+    /// A one-line state report (the engine monitor's line).
+    pub fn status_line(&self) -> String {
+        let slot = self.slot();
+        let scraper = self.scraper.slot();
+        format!(
+            "[engine] inprogress={} | downloader.active={}/{} | scraper.active_size={}/{} | scheduler.pending={} | backout={} | idle={}",
+            slot.as_ref().map_or(0, |s| s.inprogress()),
+            self.downloader.active(),
+            self.downloader.total_concurrency(),
+            scraper.as_ref().map_or(0, |s| s.active_size()),
+            scraper.as_ref().map_or(0, |s| s.max_active_size()),
+            slot.as_ref().is_some_and(|s| s.scheduler_has_pending()),
+            self.needs_backout(),
+            self.spider_is_idle(),
+        )
+    }
+}
+
+impl fmt::Debug for ExecutionEngine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.status_line())
+    }
+}

@@ -1,0 +1,314 @@
+//! Feed exports (`FEEDS`, `-o FILE` / `-O FILE`): JSON lines, JSON array and CSV files,
+//! written as items are scraped and closed on `spider_closed`, so a JSON array is valid
+//! even after a Ctrl+C shutdown.
+//!
+//! `FEEDS` maps a path (or `file://` URI) to options: `format` (`jsonlines` / `jl`,
+//! `json`, `csv`; by default from the extension), `overwrite` (false: append), `fields`
+//! (a list; default `FEED_EXPORT_FIELDS`, else the first item's keys for CSV), `indent`
+//! (JSON only).
+
+use std::cell::RefCell;
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use crate::crawl::crawler::Crawler;
+use crate::crawl::errors::NotConfigured;
+use crate::crawl::item::Item;
+use crate::crawl::signals::{Signal, SignalArgs};
+use crate::defer::Failure;
+
+/// A feed file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedFormat {
+    /// One JSON object per line.
+    JsonLines,
+    /// One JSON array.
+    Json,
+    /// Comma-separated values with a header line.
+    Csv,
+}
+
+impl FeedFormat {
+    /// Parses a format name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "jsonlines" | "jsonl" | "jl" => Some(Self::JsonLines),
+            "json" => Some(Self::Json),
+            "csv" => Some(Self::Csv),
+            _ => None,
+        }
+    }
+
+    /// The format implied by a file name's extension.
+    pub fn from_path(path: &str) -> Option<Self> {
+        let ext = path.rsplit('.').next()?;
+        Self::from_name(ext)
+    }
+}
+
+struct Feed {
+    path: String,
+    format: FeedFormat,
+    fields: Option<Vec<String>>,
+    indent: usize,
+    overwrite: bool,
+    out: Option<BufWriter<File>>,
+    count: u64,
+    wrote_header: bool,
+}
+
+impl Feed {
+    fn open(&mut self) -> std::io::Result<()> {
+        if let Some(parent) = std::path::Path::new(&self.path).parent()
+            && !parent.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(parent)?;
+        }
+        let existed = std::fs::metadata(&self.path).is_ok_and(|m| m.len() > 0);
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(!self.overwrite)
+            .truncate(self.overwrite)
+            .open(&self.path)?;
+        let mut out = BufWriter::with_capacity(64 * 1024, file);
+        if self.format == FeedFormat::Json {
+            out.write_all(b"[")?;
+        }
+        if self.format == FeedFormat::Csv && existed && !self.overwrite {
+            self.wrote_header = true;
+        }
+        self.out = Some(out);
+        Ok(())
+    }
+
+    fn write(&mut self, item: &Item) -> std::io::Result<()> {
+        let Some(out) = self.out.as_mut() else {
+            return Ok(());
+        };
+        match self.format {
+            FeedFormat::JsonLines => {
+                serde_json::to_writer(&mut *out, &select(item, self.fields.as_deref()))?;
+                out.write_all(b"\n")?;
+            }
+            FeedFormat::Json => {
+                out.write_all(if self.count == 0 { b"\n" } else { b",\n" })?;
+                let value = select(item, self.fields.as_deref());
+                if self.indent > 0 {
+                    let mut buf = Vec::new();
+                    let indent = " ".repeat(self.indent);
+                    let fmt = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+                    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+                    serde::Serialize::serialize(&value, &mut ser)?;
+                    out.write_all(&buf)?;
+                } else {
+                    serde_json::to_writer(&mut *out, &value)?;
+                }
+            }
+            FeedFormat::Csv => {
+                let fields = self
+                    .fields
+                    .get_or_insert_with(|| item.keys().map(str::to_owned).collect());
+                if !self.wrote_header {
+                    let header: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+                    out.write_all(header.join(",").as_bytes())?;
+                    out.write_all(b"\r\n")?;
+                    self.wrote_header = true;
+                }
+                let row: Vec<String> = fields
+                    .iter()
+                    .map(|f| csv_field(&csv_value(item.get(f).unwrap_or(&Value::Null))))
+                    .collect();
+                out.write_all(row.join(",").as_bytes())?;
+                out.write_all(b"\r\n")?;
+            }
+        }
+        self.count += 1;
+        Ok(())
+    }
+
+    fn close(&mut self) -> std::io::Result<()> {
+        let Some(mut out) = self.out.take() else {
+            return Ok(());
+        };
+        if self.format == FeedFormat::Json {
+            out.write_all(if self.count == 0 { b"]" } else { b"\n]" })?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()
+    }
+}
+
+fn select(item: &Item, fields: Option<&[String]>) -> Value {
+    match fields {
+        None => Value::Object(item.0.clone()),
+        Some(fields) => Value::Object(
+            fields
+                .iter()
+                .filter_map(|f| item.get(f).map(|v| (f.clone(), v.clone())))
+                .collect(),
+        ),
+    }
+}
+
+fn csv_value(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(csv_value).collect::<Vec<_>>().join(","),
+        other => other.to_string(),
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+/// The feed exporter extension.
+pub struct FeedExporter {
+    feeds: RefCell<Vec<Feed>>,
+}
+
+impl FeedExporter {
+    pub(super) fn install(crawler: &Rc<Crawler>) -> Result<Rc<Self>, Failure> {
+        let s = &crawler.settings;
+        let default_fields: Option<Vec<String>> = match s.get("FEED_EXPORT_FIELDS") {
+            Some(_) => Some(
+                s.get_list("FEED_EXPORT_FIELDS")?
+                    .into_iter()
+                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                    .collect(),
+            ),
+            None => None,
+        };
+        let default_indent = s.get_usize("FEED_EXPORT_INDENT")?;
+        let mut feeds = Vec::new();
+        for (uri, options) in s.get_dict("FEEDS")? {
+            let path = uri.strip_prefix("file://").unwrap_or(&uri).to_owned();
+            let opts = options.as_object().cloned().unwrap_or_default();
+            let format = match opts.get("format").and_then(Value::as_str) {
+                Some(name) => FeedFormat::from_name(name).ok_or_else(|| {
+                    Failure::msg(format!("FEEDS: unknown format {name:?} for {uri}"))
+                })?,
+                None => FeedFormat::from_path(&path).ok_or_else(|| {
+                    Failure::msg(format!(
+                        "FEEDS: cannot tell the format of {uri}; give \"format\""
+                    ))
+                })?,
+            };
+            let fields = match opts.get("fields") {
+                Some(Value::Array(a)) => Some(
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect(),
+                ),
+                _ => default_fields.clone(),
+            };
+            feeds.push(Feed {
+                path,
+                format,
+                fields,
+                indent: opts
+                    .get("indent")
+                    .and_then(Value::as_u64)
+                    .map_or(default_indent, |i| i as usize),
+                overwrite: opts
+                    .get("overwrite")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
+                out: None,
+                count: 0,
+                wrote_header: false,
+            });
+        }
+        if feeds.is_empty() {
+            return Err(Failure::new(NotConfigured("no FEEDS".into())));
+        }
+        let me = Rc::new(Self {
+            feeds: RefCell::new(feeds),
+        });
+        let m = me.clone();
+        crawler.signals.connect(Signal::SpiderOpened, move |_| {
+            for feed in m.feeds.borrow_mut().iter_mut() {
+                feed.open()
+                    .map_err(|e| Failure::msg(format!("cannot open feed {}: {e}", feed.path)))?;
+            }
+            Ok(())
+        });
+        let m = me.clone();
+        crawler.signals.connect(Signal::ItemScraped, move |args| {
+            if let SignalArgs::Item { item, .. } = args {
+                for feed in m.feeds.borrow_mut().iter_mut() {
+                    if let Err(e) = feed.write(item) {
+                        log::error!("Error writing to feed {}: {e}", feed.path);
+                    }
+                }
+            }
+            Ok(())
+        });
+        let m = me.clone();
+        let c = Rc::downgrade(crawler);
+        crawler.signals.connect(Signal::SpiderClosed, move |_| {
+            for feed in m.feeds.borrow_mut().iter_mut() {
+                match feed.close() {
+                    Ok(()) => {
+                        log::info!(
+                            "Stored {:?} feed ({} items) in: {}",
+                            feed.format,
+                            feed.count,
+                            feed.path
+                        );
+                        if let Some(c) = c.upgrade() {
+                            c.stats.inc_value(
+                                &format!("feedexport/success_count/{:?}", feed.format),
+                                1,
+                            );
+                        }
+                    }
+                    Err(e) => log::error!("Error closing feed {}: {e}", feed.path),
+                }
+            }
+            Ok(())
+        });
+        Ok(me)
+    }
+
+    /// Items written to each feed.
+    pub fn counts(&self) -> Vec<(String, u64)> {
+        self.feeds
+            .borrow()
+            .iter()
+            .map(|f| (f.path.clone(), f.count))
+            .collect()
+    }
+}
+
+impl std::fmt::Debug for FeedExporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.counts()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quoting() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_value(&serde_json::json!(["a", "b"])), "a,b");
+        assert_eq!(
+            FeedFormat::from_path("out/items.jl"),
+            Some(FeedFormat::JsonLines)
+        );
+    }
+}

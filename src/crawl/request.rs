@@ -1,0 +1,677 @@
+//! [`Request`]: what to download and what to do with the answer — data only, so every
+//! request serialises to JSON and back without loss (the disk and Redis queues depend on
+//! it; there is no "unserialisable request" category as in Scrapy).
+//!
+//! Callbacks and errbacks are referred to *by name* and dispatched by the spider.
+//!
+//! # Memory
+//!
+//! A scheduler may hold a million of these, so the layout is compact: the URL, the
+//! method, the callback name (an `Rc<str>` shared by every request with that callback),
+//! priority and flags inline; `meta` as a small vector map; everything rarely set
+//! (headers, body, errback, `cb_kwargs`, flags, cookies, encoding) behind one optional
+//! box.
+
+use std::fmt;
+use std::rc::Rc;
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+use url::Url;
+
+use crate::proto::Headers;
+
+/// An HTTP method. The common ones take no allocation.
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
+pub enum Method {
+    /// GET
+    #[default]
+    Get,
+    /// POST
+    Post,
+    /// HEAD
+    Head,
+    /// PUT
+    Put,
+    /// DELETE
+    Delete,
+    /// Anything else, upper-cased (boxed twice to keep the enum at 16 bytes).
+    Other(Box<String>),
+}
+
+impl Method {
+    /// Parses a method name (upper-cased, as Scrapy does).
+    pub fn new(name: &str) -> Self {
+        let upper = name.to_ascii_uppercase();
+        match upper.as_str() {
+            "GET" => Self::Get,
+            "POST" => Self::Post,
+            "HEAD" => Self::Head,
+            "PUT" => Self::Put,
+            "DELETE" => Self::Delete,
+            _ => Self::Other(Box::new(upper)),
+        }
+    }
+
+    /// The method name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Get => "GET",
+            Self::Post => "POST",
+            Self::Head => "HEAD",
+            Self::Put => "PUT",
+            Self::Delete => "DELETE",
+            Self::Other(s) => s.as_str(),
+        }
+    }
+}
+
+impl fmt::Debug for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `Request.meta`: a small ordered map of JSON values. Linear lookups beat hashing for
+/// the handful of keys requests carry.
+#[derive(Clone, Default, PartialEq)]
+pub struct Meta(Vec<(Box<str>, Value)>);
+
+impl Meta {
+    /// An empty map (no allocation).
+    pub fn new() -> Self {
+        Self(Vec::new())
+    }
+
+    /// The value under `key`.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.iter().find(|(k, _)| &**k == key).map(|(_, v)| v)
+    }
+
+    /// A mutable reference to the value under `key`.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        self.0.iter_mut().find(|(k, _)| &**k == key).map(|(_, v)| v)
+    }
+
+    /// Sets `key`, returning the previous value.
+    pub fn insert(&mut self, key: &str, value: impl Into<Value>) -> Option<Value> {
+        let value = value.into();
+        match self.get_mut(key) {
+            Some(v) => Some(std::mem::replace(v, value)),
+            None => {
+                self.0.push((key.into(), value));
+                None
+            }
+        }
+    }
+
+    /// Removes `key`.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        let i = self.0.iter().position(|(k, _)| &**k == key)?;
+        Some(self.0.remove(i).1)
+    }
+
+    /// Whether `key` is set (to anything, `null` included).
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.0.iter().any(|(k, _)| &**k == key)
+    }
+
+    /// A boolean value (JSON `true`/`false`, or a truthy number); false when absent.
+    pub fn get_bool(&self, key: &str) -> bool {
+        match self.get(key) {
+            Some(Value::Bool(b)) => *b,
+            Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+            Some(Value::String(s)) => !s.is_empty(),
+            _ => false,
+        }
+    }
+
+    /// An integer value.
+    pub fn get_i64(&self, key: &str) -> Option<i64> {
+        self.get(key).and_then(Value::as_i64)
+    }
+
+    /// A float value (integers convert).
+    pub fn get_f64(&self, key: &str) -> Option<f64> {
+        self.get(key).and_then(Value::as_f64)
+    }
+
+    /// A string value.
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        self.get(key).and_then(Value::as_str)
+    }
+
+    /// The number of keys.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are no keys.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Keys and values in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.0.iter().map(|(k, v)| (&**k, v))
+    }
+}
+
+impl fmt::Debug for Meta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for Meta {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for Meta {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = Map::<String, Value>::deserialize(d)?;
+        Ok(Self(
+            map.into_iter()
+                .map(|(k, v)| (k.into_boxed_str(), v))
+                .collect(),
+        ))
+    }
+}
+
+/// The rarely used fields, boxed together.
+#[derive(Clone, Default, PartialEq, Debug)]
+struct Extra {
+    headers: Headers,
+    body: Vec<u8>,
+    errback: Option<Rc<str>>,
+    cb_kwargs: Map<String, Value>,
+    flags: Vec<String>,
+    cookies: Vec<(String, String)>,
+    encoding: Option<String>,
+}
+
+/// A request to download: Scrapy's `Request`.
+///
+/// # Examples
+///
+/// ```
+/// use trawl::crawl::Request;
+///
+/// let r = Request::get("http://example.com/a?b=1")
+///     .unwrap()
+///     .with_callback("parse_item")
+///     .with_priority(5)
+///     .with_meta("depth", 2);
+/// let json = serde_json::to_string(&r).unwrap();
+/// let back: Request = serde_json::from_str(&json).unwrap();
+/// assert_eq!(back, r);
+/// assert_eq!(back.callback(), Some("parse_item"));
+/// ```
+#[derive(Clone, PartialEq)]
+pub struct Request {
+    url: Url,
+    method: Method,
+    callback: Option<Rc<str>>,
+    priority: i32,
+    dont_filter: bool,
+    meta: Meta,
+    extra: Option<Box<Extra>>,
+}
+
+impl Request {
+    /// A GET request for an already parsed URL.
+    pub fn new(url: Url) -> Self {
+        Self {
+            url,
+            method: Method::Get,
+            callback: None,
+            priority: 0,
+            dont_filter: false,
+            meta: Meta::new(),
+            extra: None,
+        }
+    }
+
+    /// A GET request; the URL is parsed (and made safe, as Scrapy's `safe_url_string`
+    /// does, by the WHATWG rules of the `url` crate).
+    ///
+    /// # Errors
+    ///
+    /// The URL does not parse or is relative.
+    pub fn get(url: &str) -> Result<Self, url::ParseError> {
+        Ok(Self::new(Url::parse(url.trim())?))
+    }
+
+    fn extra_mut(&mut self) -> &mut Extra {
+        self.extra.get_or_insert_with(Default::default)
+    }
+
+    /// The URL.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// Replaces the URL.
+    pub fn set_url(&mut self, url: Url) {
+        self.url = url;
+    }
+
+    /// The method.
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
+    /// Sets the method.
+    pub fn with_method(mut self, method: &str) -> Self {
+        self.method = Method::new(method);
+        self
+    }
+
+    /// Sets the method in place.
+    pub fn set_method(&mut self, method: Method) {
+        self.method = method;
+    }
+
+    /// The callback name (`None` means the spider's `parse`).
+    pub fn callback(&self) -> Option<&str> {
+        self.callback.as_deref()
+    }
+
+    /// Sets the callback by name.
+    pub fn with_callback(mut self, name: &str) -> Self {
+        self.callback = Some(name.into());
+        self
+    }
+
+    /// Sets the callback with a shared name (no allocation).
+    pub fn with_callback_rc(mut self, name: Rc<str>) -> Self {
+        self.callback = Some(name);
+        self
+    }
+
+    /// The shared callback name.
+    pub fn callback_rc(&self) -> Option<&Rc<str>> {
+        self.callback.as_ref()
+    }
+
+    /// The errback name.
+    pub fn errback(&self) -> Option<&str> {
+        self.extra.as_ref().and_then(|e| e.errback.as_deref())
+    }
+
+    /// Sets the errback by name.
+    pub fn with_errback(mut self, name: &str) -> Self {
+        self.extra_mut().errback = Some(name.into());
+        self
+    }
+
+    /// The priority (higher first).
+    pub fn priority(&self) -> i32 {
+        self.priority
+    }
+
+    /// Sets the priority.
+    pub fn with_priority(mut self, priority: i32) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// Sets the priority in place.
+    pub fn set_priority(&mut self, priority: i32) {
+        self.priority = priority;
+    }
+
+    /// Whether the dupefilter is bypassed.
+    pub fn dont_filter(&self) -> bool {
+        self.dont_filter
+    }
+
+    /// Bypasses (or not) the dupefilter.
+    pub fn with_dont_filter(mut self, yes: bool) -> Self {
+        self.dont_filter = yes;
+        self
+    }
+
+    /// Sets `dont_filter` in place.
+    pub fn set_dont_filter(&mut self, yes: bool) {
+        self.dont_filter = yes;
+    }
+
+    /// `meta`.
+    pub fn meta(&self) -> &Meta {
+        &self.meta
+    }
+
+    /// `meta`, mutable.
+    pub fn meta_mut(&mut self) -> &mut Meta {
+        &mut self.meta
+    }
+
+    /// Sets one `meta` key.
+    pub fn with_meta(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.meta.insert(key, value);
+        self
+    }
+
+    /// The headers.
+    pub fn headers(&self) -> &Headers {
+        static EMPTY: std::sync::OnceLock<Headers> = std::sync::OnceLock::new();
+        match &self.extra {
+            Some(e) => &e.headers,
+            None => EMPTY.get_or_init(Headers::new),
+        }
+    }
+
+    /// The headers, mutable.
+    pub fn headers_mut(&mut self) -> &mut Headers {
+        &mut self.extra_mut().headers
+    }
+
+    /// Adds a header.
+    pub fn with_header(mut self, name: &str, value: &str) -> Self {
+        self.headers_mut().append(name, value);
+        self
+    }
+
+    /// The body.
+    pub fn body(&self) -> &[u8] {
+        self.extra.as_ref().map_or(&[], |e| &e.body)
+    }
+
+    /// Sets the body.
+    pub fn with_body(mut self, body: impl Into<Vec<u8>>) -> Self {
+        self.extra_mut().body = body.into();
+        self
+    }
+
+    /// Sets the body in place.
+    pub fn set_body(&mut self, body: Vec<u8>) {
+        self.extra_mut().body = body;
+    }
+
+    /// Keyword arguments for the callback.
+    pub fn cb_kwargs(&self) -> Option<&Map<String, Value>> {
+        self.extra
+            .as_ref()
+            .map(|e| &e.cb_kwargs)
+            .filter(|m| !m.is_empty())
+    }
+
+    /// Sets one callback keyword argument.
+    pub fn with_cb_kwarg(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.extra_mut()
+            .cb_kwargs
+            .insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// Flags (for logging).
+    pub fn flags(&self) -> &[String] {
+        self.extra.as_ref().map_or(&[], |e| &e.flags)
+    }
+
+    /// Adds a flag.
+    pub fn add_flag(&mut self, flag: &str) {
+        self.extra_mut().flags.push(flag.to_owned());
+    }
+
+    /// Cookies to send (`name`, `value`).
+    pub fn cookies(&self) -> &[(String, String)] {
+        self.extra.as_ref().map_or(&[], |e| &e.cookies)
+    }
+
+    /// Adds a cookie.
+    pub fn with_cookie(mut self, name: &str, value: &str) -> Self {
+        self.extra_mut()
+            .cookies
+            .push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// The encoding used for the URL and form bodies (`utf-8` by default).
+    pub fn encoding(&self) -> &str {
+        self.extra
+            .as_ref()
+            .and_then(|e| e.encoding.as_deref())
+            .unwrap_or("utf-8")
+    }
+
+    /// Sets the encoding.
+    pub fn with_encoding(mut self, encoding: &str) -> Self {
+        self.extra_mut().encoding = Some(encoding.to_owned());
+        self
+    }
+
+    /// A copy with a different URL and the same everything else (Scrapy's
+    /// `request.replace(url=...)`).
+    pub fn replace_url(&self, url: Url) -> Self {
+        let mut r = self.clone();
+        r.url = url;
+        r
+    }
+}
+
+impl fmt::Debug for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<{} {}>", self.method, self.url)
+    }
+}
+
+impl fmt::Display for Request {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<{} {}>", self.method, self.url)
+    }
+}
+
+/// The JSON form: defaults are omitted; a body that is not UTF-8 goes as `body_b64`.
+#[derive(Serialize, Deserialize)]
+struct Wire {
+    url: String,
+    #[serde(default, skip_serializing_if = "is_get")]
+    method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    callback: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    errback: Option<String>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    priority: i32,
+    #[serde(default, skip_serializing_if = "is_false")]
+    dont_filter: bool,
+    #[serde(default, skip_serializing_if = "Meta::is_empty")]
+    meta: Meta,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    headers: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    body: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    body_b64: Option<String>,
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    cb_kwargs: Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    flags: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    cookies: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    encoding: Option<String>,
+}
+
+fn is_get(m: &str) -> bool {
+    m.is_empty() || m == "GET"
+}
+
+fn is_zero(p: &i32) -> bool {
+    *p == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl Serialize for Request {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let extra = self.extra.as_deref();
+        let body = extra.map_or(&[][..], |e| &e.body);
+        let (body, body_b64) = if body.is_empty() {
+            (None, None)
+        } else {
+            match std::str::from_utf8(body) {
+                Ok(text) => (Some(text.to_owned()), None),
+                Err(_) => (None, Some(crate::client::base64(body))),
+            }
+        };
+        let headers = extra.map_or_else(Vec::new, |e| {
+            e.headers
+                .iter()
+                .map(|(n, v)| {
+                    (
+                        String::from_utf8_lossy(n).into_owned(),
+                        String::from_utf8_lossy(v).into_owned(),
+                    )
+                })
+                .collect()
+        });
+        Wire {
+            url: self.url.as_str().to_owned(),
+            method: self.method.as_str().to_owned(),
+            callback: self.callback.as_deref().map(str::to_owned),
+            errback: extra.and_then(|e| e.errback.as_deref()).map(str::to_owned),
+            priority: self.priority,
+            dont_filter: self.dont_filter,
+            meta: self.meta.clone(),
+            headers,
+            body,
+            body_b64,
+            cb_kwargs: extra.map(|e| e.cb_kwargs.clone()).unwrap_or_default(),
+            flags: extra.map(|e| e.flags.clone()).unwrap_or_default(),
+            cookies: extra.map(|e| e.cookies.clone()).unwrap_or_default(),
+            encoding: extra.and_then(|e| e.encoding.clone()),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Request {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let w = Wire::deserialize(d)?;
+        let url = Url::parse(&w.url)
+            .map_err(|e| D::Error::custom(format!("bad url {:?}: {e}", w.url)))?;
+        let body = match (w.body, w.body_b64) {
+            (Some(text), _) => text.into_bytes(),
+            (None, Some(b64)) => {
+                base64_decode(&b64).ok_or_else(|| D::Error::custom("bad body_b64"))?
+            }
+            (None, None) => Vec::new(),
+        };
+        let mut r = Request::new(url);
+        if !w.method.is_empty() {
+            r.method = Method::new(&w.method);
+        }
+        r.callback = w.callback.map(Into::into);
+        r.priority = w.priority;
+        r.dont_filter = w.dont_filter;
+        r.meta = w.meta;
+        let extra = Extra {
+            headers: w.headers.into_iter().collect(),
+            body,
+            errback: w.errback.map(Into::into),
+            cb_kwargs: w.cb_kwargs,
+            flags: w.flags,
+            cookies: w.cookies,
+            encoding: w.encoding,
+        };
+        if extra != Extra::default() {
+            r.extra = Some(Box::new(extra));
+        }
+        Ok(r)
+    }
+}
+
+fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' => break,
+            b'\n' | b'\r' => continue,
+            _ => return None,
+        };
+        acc = acc << 6 | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_layout() {
+        // The scheduler's memory budget: keep the inline part small.
+        assert!(
+            std::mem::size_of::<Request>() <= 160,
+            "{}",
+            std::mem::size_of::<Request>()
+        );
+    }
+
+    #[test]
+    fn json_roundtrip_everything() {
+        let r = Request::get("https://example.com/p?q=1")
+            .unwrap()
+            .with_method("post")
+            .with_callback("cb")
+            .with_errback("eb")
+            .with_priority(-3)
+            .with_dont_filter(true)
+            .with_meta("depth", 3)
+            .with_meta("nested", serde_json::json!({"a": [1, 2]}))
+            .with_header("X-A", "1")
+            .with_header("X-A", "2")
+            .with_body(vec![0xff, 0x00, 0x10])
+            .with_cb_kwarg("page", 7)
+            .with_cookie("sid", "abc")
+            .with_encoding("latin-1");
+        let json = serde_json::to_string(&r).unwrap();
+        let back: Request = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, r);
+        assert_eq!(back.method().as_str(), "POST");
+        assert_eq!(back.body(), [0xff, 0x00, 0x10]);
+        assert_eq!(back.headers().get_all("x-a").count(), 2);
+    }
+
+    #[test]
+    fn plain_get_serialises_small() {
+        let r = Request::get("http://example.com/").unwrap();
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"url":"http://example.com/"}"#
+        );
+    }
+
+    #[test]
+    fn bad_json_is_an_error_not_a_panic() {
+        assert!(serde_json::from_str::<Request>(r#"{"url":"not a url"}"#).is_err());
+        assert!(serde_json::from_str::<Request>(r#"{"url":"http://x/","body_b64":"!!"}"#).is_err());
+        assert!(serde_json::from_str::<Request>(r#"{"nourl":1}"#).is_err());
+    }
+}

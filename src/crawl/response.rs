@@ -1,0 +1,614 @@
+//! [`Response`]: a downloaded page with Scrapy's conveniences — decoded text, `urljoin`,
+//! `follow`, and CSS selection with parsel's `::text` / `::attr(name)` pseudo-elements.
+//!
+//! A response is a cheap handle (`Rc`): middlewares, the scraper and callbacks share one
+//! body (`Bytes`, never copied). Text decoding and the HTML DOM are built lazily, at most
+//! once, and only if asked for: a spider that only extracts links with the link
+//! extractor never pays for a DOM.
+//!
+//! Text encoding follows w3lib's `html_to_unicode`: a byte-order mark first, then the
+//! `Content-Type` charset, then a `<meta charset>` / `http-equiv` declaration in the first
+//! 4 KiB, then UTF-8 (invalid bytes replaced). Labels map through the WHATWG table
+//! (`latin-1` is windows-1252, as in browsers and w3lib).
+
+use std::cell::{OnceCell, RefCell};
+use std::collections::HashMap;
+use std::fmt;
+use std::net::IpAddr;
+use std::rc::Rc;
+
+use bytes::Bytes;
+use url::Url;
+
+use super::request::Request;
+use crate::proto::Headers;
+
+struct Inner {
+    url: Url,
+    status: u16,
+    headers: Headers,
+    body: Bytes,
+    request: Request,
+    flags: Vec<String>,
+    ip: Option<IpAddr>,
+    protocol: Option<&'static str>,
+    /// `Some(text)` when the body had to be transcoded; `None` when it is valid UTF-8.
+    text: OnceCell<Option<String>>,
+    encoding: OnceCell<&'static encoding_rs::Encoding>,
+    dom: OnceCell<::scraper::Html>,
+    base: OnceCell<Url>,
+}
+
+/// A downloaded response: Scrapy's `Response` / `TextResponse` / `HtmlResponse`.
+#[derive(Clone)]
+pub struct Response {
+    inner: Rc<Inner>,
+}
+
+/// The parts of a response, for building one.
+#[derive(Debug, Clone)]
+pub struct ResponseBuilder {
+    /// Final URL.
+    pub url: Url,
+    /// Status code.
+    pub status: u16,
+    /// Headers.
+    pub headers: Headers,
+    /// Body.
+    pub body: Bytes,
+    /// The request that produced it.
+    pub request: Request,
+    /// Flags (`cached`, `redirected`, `dataloss`...).
+    pub flags: Vec<String>,
+    /// Server IP.
+    pub ip: Option<IpAddr>,
+    /// `"HTTP/1.1"`...
+    pub protocol: Option<&'static str>,
+}
+
+impl ResponseBuilder {
+    /// Builds the response.
+    pub fn build(self) -> Response {
+        Response {
+            inner: Rc::new(Inner {
+                url: self.url,
+                status: self.status,
+                headers: self.headers,
+                body: self.body,
+                request: self.request,
+                flags: self.flags,
+                ip: self.ip,
+                protocol: self.protocol,
+                text: OnceCell::new(),
+                encoding: OnceCell::new(),
+                dom: OnceCell::new(),
+                base: OnceCell::new(),
+            }),
+        }
+    }
+}
+
+impl Response {
+    /// A response for `request` (its URL), with `status` and `body`.
+    pub fn new(request: Request, status: u16, headers: Headers, body: impl Into<Bytes>) -> Self {
+        ResponseBuilder {
+            url: request.url().clone(),
+            status,
+            headers,
+            body: body.into(),
+            request,
+            flags: Vec::new(),
+            ip: None,
+            protocol: None,
+        }
+        .build()
+    }
+
+    /// The parts, to build a modified copy (Scrapy's `response.replace()`); the body is
+    /// shared, not copied.
+    pub fn to_builder(&self) -> ResponseBuilder {
+        let i = &self.inner;
+        ResponseBuilder {
+            url: i.url.clone(),
+            status: i.status,
+            headers: i.headers.clone(),
+            body: i.body.clone(),
+            request: i.request.clone(),
+            flags: i.flags.clone(),
+            ip: i.ip,
+            protocol: i.protocol,
+        }
+    }
+
+    /// The URL.
+    pub fn url(&self) -> &Url {
+        &self.inner.url
+    }
+
+    /// The status code.
+    pub fn status(&self) -> u16 {
+        self.inner.status
+    }
+
+    /// The headers.
+    pub fn headers(&self) -> &Headers {
+        &self.inner.headers
+    }
+
+    /// The raw body.
+    pub fn body(&self) -> &Bytes {
+        &self.inner.body
+    }
+
+    /// The request that produced this response.
+    pub fn request(&self) -> &Request {
+        &self.inner.request
+    }
+
+    /// `request.meta` (Scrapy's `response.meta`).
+    pub fn meta(&self) -> &super::request::Meta {
+        self.inner.request.meta()
+    }
+
+    /// Flags.
+    pub fn flags(&self) -> &[String] {
+        &self.inner.flags
+    }
+
+    /// The server's IP address.
+    pub fn ip_address(&self) -> Option<IpAddr> {
+        self.inner.ip
+    }
+
+    /// The protocol (`"HTTP/1.1"`).
+    pub fn protocol(&self) -> Option<&'static str> {
+        self.inner.protocol
+    }
+
+    /// The encoding used to decode the body.
+    pub fn encoding(&self) -> &'static encoding_rs::Encoding {
+        self.inner
+            .encoding
+            .get_or_init(|| detect_encoding(&self.inner.headers, &self.inner.body))
+    }
+
+    /// The body decoded to text (no copy when it is valid UTF-8).
+    pub fn text(&self) -> &str {
+        let transcoded = self.inner.text.get_or_init(|| {
+            let enc = self.encoding();
+            let body = &self.inner.body[..];
+            let body = strip_bom(body);
+            if enc == encoding_rs::UTF_8 && std::str::from_utf8(body).is_ok() {
+                return None;
+            }
+            let (text, _, _) = enc.decode(body);
+            Some(text.into_owned())
+        });
+        match transcoded {
+            Some(t) => t,
+            // Checked valid above.
+            None => std::str::from_utf8(strip_bom(&self.inner.body)).unwrap_or(""),
+        }
+    }
+
+    /// The URL relative links resolve against: `<base href>` if the page has one.
+    pub fn base_url(&self) -> &Url {
+        self.inner.base.get_or_init(|| {
+            let text = self.text();
+            let head = &text[..text
+                .len()
+                .min(8192)
+                .min(text.find("</head").unwrap_or(usize::MAX))];
+            find_base_href(head)
+                .and_then(|href| self.inner.url.join(href.trim()).ok())
+                .unwrap_or_else(|| self.inner.url.clone())
+        })
+    }
+
+    /// Resolves `href` against the response (Scrapy's `response.urljoin`).
+    ///
+    /// # Errors
+    ///
+    /// The result is not a valid URL.
+    pub fn urljoin(&self, href: &str) -> Result<Url, url::ParseError> {
+        self.base_url().join(href.trim())
+    }
+
+    /// A request for `href` resolved against this response (Scrapy's
+    /// `response.follow`), with the default callback.
+    ///
+    /// # Errors
+    ///
+    /// The result is not a valid URL.
+    pub fn follow(&self, href: &str) -> Result<Request, url::ParseError> {
+        Ok(Request::new(self.urljoin(href)?))
+    }
+
+    /// Requests for every href that resolves; invalid ones are skipped.
+    pub fn follow_all<'a>(&self, hrefs: impl IntoIterator<Item = &'a str>) -> Vec<Request> {
+        hrefs
+            .into_iter()
+            .filter_map(|h| self.follow(h).ok())
+            .collect()
+    }
+
+    /// The parsed HTML document (built on first use).
+    pub fn document(&self) -> &::scraper::Html {
+        self.inner
+            .dom
+            .get_or_init(|| ::scraper::Html::parse_document(self.text()))
+    }
+
+    /// Selects with a CSS selector, with parsel's `::text` and `::attr(name)`
+    /// extensions. An invalid selector logs an error and selects nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use trawl::crawl::{Request, Response};
+    /// use trawl::proto::Headers;
+    ///
+    /// let req = Request::get("http://example.com/a/").unwrap();
+    /// let html = r#"<div class="q"><span>Hi</span><a href="b.html">b</a></div>"#;
+    /// let r = Response::new(req, 200, Headers::new(), html);
+    /// assert_eq!(r.css("div.q span::text").get().as_deref(), Some("Hi"));
+    /// assert_eq!(r.css("a::attr(href)").getall(), ["b.html"]);
+    /// for q in r.css("div.q") {
+    ///     assert_eq!(q.css("a::text").get().as_deref(), Some("b"));
+    /// }
+    /// ```
+    pub fn css(&self, query: &str) -> Selection<'_> {
+        let doc = self.document();
+        Selection {
+            items: vec![Node::Element(doc.root_element())],
+            root: true,
+        }
+        .css(query)
+    }
+}
+
+impl fmt::Debug for Response {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<{} {}>", self.inner.status, self.inner.url)
+    }
+}
+
+fn strip_bom(body: &[u8]) -> &[u8] {
+    body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body)
+}
+
+/// BOM, then the Content-Type charset, then `<meta>` in the first 4 KiB, then UTF-8.
+fn detect_encoding(headers: &Headers, body: &[u8]) -> &'static encoding_rs::Encoding {
+    if let Some((enc, _)) = encoding_rs::Encoding::for_bom(body) {
+        return enc;
+    }
+    if let Some(ct) = headers.get("content-type")
+        && let Some(enc) = charset_param(ct).and_then(encoding_rs::Encoding::for_label)
+    {
+        return enc;
+    }
+    let head = &body[..body.len().min(4096)];
+    if let Some(enc) = meta_charset(head).and_then(encoding_rs::Encoding::for_label) {
+        // A page declaring UTF-16 in ASCII is really ASCII-compatible (HTML spec).
+        if enc == encoding_rs::UTF_16LE || enc == encoding_rs::UTF_16BE {
+            return encoding_rs::UTF_8;
+        }
+        return enc;
+    }
+    encoding_rs::UTF_8
+}
+
+fn charset_param(value: &[u8]) -> Option<&[u8]> {
+    let lower_pos = value
+        .windows(8)
+        .position(|w| w.eq_ignore_ascii_case(b"charset="))?;
+    let rest = &value[lower_pos + 8..];
+    let rest = rest.strip_prefix(b"\"").unwrap_or(rest);
+    let end = rest
+        .iter()
+        .position(|&b| b == b';' || b == b'"' || b == b' ' || b == b'\'')
+        .unwrap_or(rest.len());
+    let label = &rest[..end];
+    (!label.is_empty()).then_some(label)
+}
+
+fn meta_charset(head: &[u8]) -> Option<&[u8]> {
+    let mut i = 0;
+    while let Some(pos) = head[i..]
+        .windows(5)
+        .position(|w| w.eq_ignore_ascii_case(b"<meta"))
+    {
+        let start = i + pos;
+        let end = head[start..]
+            .iter()
+            .position(|&b| b == b'>')
+            .map_or(head.len(), |e| start + e);
+        if let Some(label) = charset_param(&head[start..end]) {
+            return Some(label);
+        }
+        i = end.min(head.len() - 1).max(start + 5);
+        if i >= head.len() {
+            break;
+        }
+    }
+    None
+}
+
+fn find_base_href(head: &str) -> Option<&str> {
+    let lower = head.to_ascii_lowercase();
+    let pos = lower.find("<base")?;
+    let tag_end = lower[pos..].find('>').map_or(lower.len(), |e| pos + e);
+    let tag = &head[pos..tag_end];
+    let lower_tag = &lower[pos..tag_end];
+    let h = lower_tag.find("href")?;
+    let after = tag[h + 4..].trim_start();
+    let after = after.strip_prefix('=')?.trim_start();
+    let (quote, rest) = match after.chars().next()? {
+        q @ ('"' | '\'') => (Some(q), &after[1..]),
+        _ => (None, after),
+    };
+    let end = match quote {
+        Some(q) => rest.find(q)?,
+        None => rest.find(|c: char| c.is_whitespace()).unwrap_or(rest.len()),
+    };
+    Some(&rest[..end])
+}
+
+/// One selected thing.
+#[derive(Clone, Copy)]
+enum Node<'a> {
+    Element(::scraper::ElementRef<'a>),
+    Text(&'a str),
+    Attr(&'a str),
+}
+
+/// What follows `::` in a query.
+#[derive(Clone, Debug, PartialEq)]
+enum Pseudo {
+    Text,
+    Attr(String),
+}
+
+thread_local! {
+    static SELECTORS: RefCell<HashMap<String, Option<Rc<::scraper::Selector>>>> = RefCell::new(HashMap::new());
+}
+
+/// Parses (once per distinct query) and caches a selector; `None` if invalid.
+fn selector(css: &str) -> Option<Rc<::scraper::Selector>> {
+    SELECTORS.with(|cache| {
+        if let Some(s) = cache.borrow().get(css) {
+            return s.clone();
+        }
+        let parsed = match ::scraper::Selector::parse(css) {
+            Ok(s) => Some(Rc::new(s)),
+            Err(e) => {
+                log::error!("Invalid CSS selector {css:?}: {e}");
+                None
+            }
+        };
+        let mut cache = cache.borrow_mut();
+        if cache.len() > 1024 {
+            cache.clear();
+        }
+        cache.insert(css.to_owned(), parsed.clone());
+        parsed
+    })
+}
+
+fn split_pseudo(query: &str) -> (&str, Option<Pseudo>) {
+    let query = query.trim();
+    if let Some(css) = query.strip_suffix("::text") {
+        return (css.trim(), Some(Pseudo::Text));
+    }
+    if let Some(pos) = query.rfind("::attr(")
+        && let Some(name) = query[pos + 7..].strip_suffix(')')
+    {
+        return (
+            query[..pos].trim(),
+            Some(Pseudo::Attr(name.trim().to_owned())),
+        );
+    }
+    (query, None)
+}
+
+/// A list of selected elements, texts or attribute values (parsel's `SelectorList`).
+#[derive(Clone)]
+pub struct Selection<'a> {
+    items: Vec<Node<'a>>,
+    /// The selection is the document itself (its root element is in scope).
+    root: bool,
+}
+
+impl<'a> Selection<'a> {
+    /// Selects within each element of this selection.
+    pub fn css(&self, query: &str) -> Selection<'a> {
+        let (css, pseudo) = split_pseudo(query);
+        let mut elements: Vec<::scraper::ElementRef<'a>> = Vec::new();
+        if css.is_empty() {
+            elements.extend(self.items.iter().filter_map(|n| match n {
+                Node::Element(e) => Some(*e),
+                _ => None,
+            }));
+        } else {
+            let Some(sel) = selector(css) else {
+                return Selection {
+                    items: Vec::new(),
+                    root: false,
+                };
+            };
+            for node in &self.items {
+                if let Node::Element(e) = node {
+                    if self.root && sel.matches(e) {
+                        elements.push(*e);
+                    }
+                    elements.extend(e.select(&sel));
+                }
+            }
+        }
+        let items = match pseudo {
+            None => elements.into_iter().map(Node::Element).collect(),
+            Some(Pseudo::Text) => elements
+                .iter()
+                .flat_map(|e| {
+                    e.children()
+                        .filter_map(|c| c.value().as_text().map(|t| Node::Text(t)))
+                })
+                .collect(),
+            Some(Pseudo::Attr(name)) => elements
+                .iter()
+                .filter_map(|e| e.value().attr(&name).map(Node::Attr))
+                .collect(),
+        };
+        Selection { items, root: false }
+    }
+
+    /// The first result as text: an element's outer HTML, a text node, an attribute.
+    pub fn get(&self) -> Option<String> {
+        self.items.first().map(node_string)
+    }
+
+    /// Every result as text.
+    pub fn getall(&self) -> Vec<String> {
+        self.items.iter().map(node_string).collect()
+    }
+
+    /// The first result borrowed when it is a text node or attribute value.
+    pub fn get_str(&self) -> Option<&'a str> {
+        self.items.iter().find_map(|n| match n {
+            Node::Text(t) | Node::Attr(t) => Some(*t),
+            Node::Element(_) => None,
+        })
+    }
+
+    /// An attribute of the first selected element.
+    pub fn attrib(&self, name: &str) -> Option<&'a str> {
+        self.items.iter().find_map(|n| match n {
+            Node::Element(e) => e.value().attr(name),
+            _ => None,
+        })
+    }
+
+    /// All text inside the first selected element, concatenated.
+    pub fn text_content(&self) -> Option<String> {
+        self.items.first().map(|n| match n {
+            Node::Element(e) => e.text().collect::<String>(),
+            Node::Text(t) | Node::Attr(t) => (*t).to_owned(),
+        })
+    }
+
+    /// The number of results.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether nothing was selected.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+fn node_string(n: &Node<'_>) -> String {
+    match n {
+        Node::Element(e) => e.html(),
+        Node::Text(t) | Node::Attr(t) => (*t).to_owned(),
+    }
+}
+
+impl<'a> IntoIterator for Selection<'a> {
+    type Item = Selection<'a>;
+    type IntoIter = std::vec::IntoIter<Selection<'a>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.items
+            .into_iter()
+            .map(|n| Selection {
+                items: vec![n],
+                root: false,
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+}
+
+impl fmt::Debug for Selection<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.getall()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resp(headers: &[(&str, &str)], body: &[u8]) -> Response {
+        let req = Request::get("http://example.com/dir/page.html").unwrap();
+        Response::new(req, 200, headers.iter().copied().collect(), body.to_vec())
+    }
+
+    #[test]
+    fn encoding_detection_order() {
+        assert_eq!(resp(&[], b"plain").encoding(), encoding_rs::UTF_8);
+        let r = resp(
+            &[("Content-Type", "text/html; charset=ISO-8859-1")],
+            b"caf\xe9",
+        );
+        assert_eq!(r.encoding(), encoding_rs::WINDOWS_1252);
+        assert_eq!(r.text(), "café");
+        let r = resp(&[], b"<html><head><meta charset=\"koi8-r\"></head>\xc1");
+        assert_eq!(r.encoding(), encoding_rs::KOI8_R);
+        let r = resp(
+            &[],
+            b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1251\">",
+        );
+        assert_eq!(r.encoding(), encoding_rs::WINDOWS_1251);
+        let r = resp(
+            &[("Content-Type", "text/html; charset=latin-1")],
+            b"\xEF\xBB\xBFbom wins",
+        );
+        assert_eq!(r.encoding(), encoding_rs::UTF_8);
+        assert_eq!(r.text(), "bom wins");
+        let r = resp(&[], b"bad \xff utf8");
+        assert_eq!(r.text(), "bad \u{fffd} utf8");
+    }
+
+    #[test]
+    fn urljoin_and_base_href() {
+        let r = resp(&[], b"<a href=x>");
+        assert_eq!(
+            r.urljoin("../up.html").unwrap().as_str(),
+            "http://example.com/up.html"
+        );
+        let r = resp(
+            &[],
+            b"<html><head><base href=\"http://other.example/base/\"></head><body></body>",
+        );
+        assert_eq!(
+            r.follow("x.html").unwrap().url().as_str(),
+            "http://other.example/base/x.html"
+        );
+    }
+
+    #[test]
+    fn css_with_pseudo_elements() {
+        let html = br#"<html><body><div class="quote"><span class="text">One</span><small class="author">A</small></div>
+            <div class="quote"><span class="text">Two &amp; more</span><small class="author">B</small></div>
+            <ul><li><a href="/x">x</a></li><li><a href="y?b=2&amp;a=1">y</a></li></ul></body></html>"#;
+        let r = resp(&[], html);
+        assert_eq!(r.css("span.text::text").getall(), ["One", "Two & more"]);
+        assert_eq!(r.css("a::attr(href)").getall(), ["/x", "y?b=2&a=1"]);
+        let authors: Vec<String> = r
+            .css("div.quote")
+            .into_iter()
+            .filter_map(|q| q.css("small.author::text").get())
+            .collect();
+        assert_eq!(authors, ["A", "B"]);
+        assert_eq!(
+            r.css("html").len(),
+            1,
+            "the root element itself can be selected"
+        );
+        assert!(r.css("div[").is_empty(), "invalid selectors select nothing");
+        assert_eq!(r.css("ul").css("li a::text").getall(), ["x", "y"]);
+        assert_eq!(r.css("a").attrib("href"), Some("/x"));
+    }
+}

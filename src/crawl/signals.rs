@@ -1,0 +1,191 @@
+//! Signals with Scrapy's names, and `send_catch_log`: every handler runs, a failing (or
+//! panicking) handler is logged and its failure returned in the results, and the
+//! control-flow failures (`DontCloseSpider`, `CloseSpider`, `IgnoreRequest`) are returned
+//! without being logged.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+
+use super::errors::{CloseSpider, DontCloseSpider, IgnoreRequest};
+use super::item::Item;
+use super::request::Request;
+use super::response::Response;
+use crate::defer::Failure;
+
+/// Scrapy's signals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Signal {
+    /// The engine started.
+    EngineStarted,
+    /// The engine stopped.
+    EngineStopped,
+    /// The spider was opened.
+    SpiderOpened,
+    /// The spider is idle (nothing scheduled, downloading or scraping).
+    SpiderIdle,
+    /// The spider closed (`reason` in the arguments).
+    SpiderClosed,
+    /// A callback failed.
+    SpiderError,
+    /// A request was handed to the scheduler.
+    RequestScheduled,
+    /// The scheduler rejected a request (duplicate).
+    RequestDropped,
+    /// A request reached the downloader's slot queue.
+    RequestReachedDownloader,
+    /// A request left the downloader (done, failed or redirected).
+    RequestLeftDownloader,
+    /// The engine received a response from the downloader.
+    ResponseReceived,
+    /// A download handler produced a response.
+    ResponseDownloaded,
+    /// An item passed every pipeline.
+    ItemScraped,
+    /// A pipeline dropped an item.
+    ItemDropped,
+    /// A pipeline failed on an item.
+    ItemError,
+    /// The scheduler had nothing to give.
+    SchedulerEmpty,
+}
+
+/// What a signal carries.
+#[derive(Clone, Copy)]
+#[non_exhaustive]
+pub enum SignalArgs<'a> {
+    /// Nothing but the spider (engine_started/stopped, spider_opened/idle, scheduler_empty).
+    None,
+    /// `spider_closed`.
+    SpiderClosed {
+        /// The finish reason.
+        reason: &'a str,
+    },
+    /// `spider_error`.
+    SpiderError {
+        /// What failed.
+        failure: &'a Failure,
+        /// The response being processed.
+        response: Option<&'a Response>,
+        /// The request.
+        request: &'a Request,
+    },
+    /// Request signals.
+    Request {
+        /// The request.
+        request: &'a Request,
+    },
+    /// Response signals.
+    Response {
+        /// The response.
+        response: &'a Response,
+        /// Its request.
+        request: &'a Request,
+    },
+    /// Item signals (`item_scraped`; `failure` for dropped / error).
+    Item {
+        /// The item.
+        item: &'a Item,
+        /// The response it came from (none for items from `start()`).
+        response: Option<&'a Response>,
+        /// Why it was dropped or failed.
+        failure: Option<&'a Failure>,
+    },
+}
+
+impl fmt::Debug for SignalArgs<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::None => f.write_str("None"),
+            Self::SpiderClosed { reason } => write!(f, "SpiderClosed({reason})"),
+            Self::SpiderError { failure, .. } => write!(f, "SpiderError({failure})"),
+            Self::Request { request } => write!(f, "Request({request})"),
+            Self::Response { response, .. } => write!(f, "Response({response:?})"),
+            Self::Item { item, .. } => write!(f, "Item({item:?})"),
+        }
+    }
+}
+
+/// A signal handler.
+pub type Handler = Rc<dyn Fn(&SignalArgs<'_>) -> Result<(), Failure>>;
+
+/// Identifies a connected handler, for `disconnect`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HandlerId(u64);
+
+/// The signal manager.
+#[derive(Default)]
+pub struct Signals {
+    handlers: RefCell<Vec<(Signal, HandlerId, Handler)>>,
+    next: Cell<u64>,
+}
+
+impl Signals {
+    /// No handlers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Connects a handler; handlers run in connection order.
+    pub fn connect<F>(&self, signal: Signal, handler: F) -> HandlerId
+    where
+        F: Fn(&SignalArgs<'_>) -> Result<(), Failure> + 'static,
+    {
+        let id = HandlerId(self.next.get());
+        self.next.set(id.0 + 1);
+        self.handlers
+            .borrow_mut()
+            .push((signal, id, Rc::new(handler)));
+        id
+    }
+
+    /// Disconnects a handler.
+    pub fn disconnect(&self, id: HandlerId) {
+        self.handlers.borrow_mut().retain(|(_, i, _)| *i != id);
+    }
+
+    /// Whether any handler listens to `signal` (lets hot paths skip building args).
+    pub fn has_receivers(&self, signal: Signal) -> bool {
+        self.handlers.borrow().iter().any(|(s, _, _)| *s == signal)
+    }
+
+    /// Sends a signal to every handler; returns each handler's result. Failures other
+    /// than the control-flow ones are logged.
+    pub fn send_catch_log(&self, signal: Signal, args: SignalArgs<'_>) -> Vec<Result<(), Failure>> {
+        let handlers: Vec<Handler> = self
+            .handlers
+            .borrow()
+            .iter()
+            .filter(|(s, _, _)| *s == signal)
+            .map(|(_, _, h)| h.clone())
+            .collect();
+        handlers
+            .into_iter()
+            .map(|h| {
+                let result = catch_unwind(AssertUnwindSafe(|| h(&args)))
+                    .unwrap_or_else(|p| Err(Failure::from_panic(p.as_ref())));
+                if let Err(f) = &result
+                    && !(f.check::<DontCloseSpider>()
+                        || f.check::<CloseSpider>()
+                        || f.check::<IgnoreRequest>())
+                {
+                    log::error!(
+                        "Error caught on signal handler for {signal:?}:\n{}",
+                        f.describe()
+                    );
+                }
+                result
+            })
+            .collect()
+    }
+}
+
+impl fmt::Debug for Signals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Signals")
+            .field("handlers", &self.handlers.borrow().len())
+            .finish()
+    }
+}

@@ -1,0 +1,148 @@
+//! The [`Spider`] trait: what to crawl and how to parse it.
+//!
+//! Callbacks are dispatched by name (`Request::with_callback("parse_author")`), because
+//! requests are data that may sit in a disk or Redis queue. A spider implements
+//! [`Spider::callback`] with a `match` on the name; the default handles `"parse"`.
+//! `start()` is pulled lazily, one output at a time, as Scrapy 2.13+ does.
+
+use std::fmt;
+
+use serde_json::Value;
+
+use super::item::Item;
+use super::request::Request;
+use super::response::Response;
+use crate::defer::Failure;
+
+/// What a callback or `start()` yields.
+#[derive(Debug, Clone)]
+pub enum Output {
+    /// A request to schedule.
+    Request(Request),
+    /// An item for the pipelines.
+    Item(Item),
+}
+
+impl From<Request> for Output {
+    fn from(r: Request) -> Self {
+        Self::Request(r)
+    }
+}
+
+impl From<Item> for Output {
+    fn from(i: Item) -> Self {
+        Self::Item(i)
+    }
+}
+
+/// A callback's result: outputs, or a failure (logged and counted, the crawl goes on).
+pub type CallbackResult = Result<Vec<Output>, Failure>;
+
+/// No callback with that name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownCallback(pub String);
+
+impl fmt::Display for UnknownCallback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the spider has no callback named {:?}", self.0)
+    }
+}
+
+impl std::error::Error for UnknownCallback {}
+
+/// A spider: Scrapy's `Spider`.
+///
+/// # Examples
+///
+/// ```
+/// use trawl::crawl::{CallbackResult, Item, Output, Response, Spider};
+///
+/// struct Quotes;
+///
+/// impl Spider for Quotes {
+///     fn name(&self) -> &str { "quotes" }
+///     fn start_urls(&self) -> Vec<String> { vec!["http://127.0.0.1:8000/page/1/".into()] }
+///     fn parse(&mut self, response: &Response) -> CallbackResult {
+///         let mut out = Vec::new();
+///         for q in response.css("div.quote") {
+///             out.push(Output::Item(Item::new().with("text", q.css("span.text::text").get())));
+///         }
+///         if let Some(next) = response.css("li.next a::attr(href)").get() {
+///             out.push(Output::Request(response.follow(&next)?));
+///         }
+///         Ok(out)
+///     }
+/// }
+///
+/// let spider: Box<dyn Spider> = Box::new(Quotes);
+/// assert_eq!(spider.name(), "quotes");
+/// ```
+pub trait Spider {
+    /// The spider's name.
+    fn name(&self) -> &str;
+
+    /// Domains this spider may crawl (subdomains included); empty means any.
+    fn allowed_domains(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Settings that override the project's (`custom_settings`).
+    fn custom_settings(&self) -> Vec<(String, Value)> {
+        Vec::new()
+    }
+
+    /// URLs the default `start()` requests.
+    fn start_urls(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The initial requests and items, pulled one at a time. The default requests every
+    /// start URL with `dont_filter` (as Scrapy's default `start()` does).
+    fn start(&mut self) -> Box<dyn Iterator<Item = Output>> {
+        let urls = self.start_urls();
+        Box::new(urls.into_iter().filter_map(|u| match Request::get(&u) {
+            Ok(r) => Some(Output::Request(r.with_dont_filter(true))),
+            Err(e) => {
+                log::error!("Invalid start URL {u:?}: {e}");
+                None
+            }
+        }))
+    }
+
+    /// Dispatches a callback by name; the default knows `"parse"`.
+    ///
+    /// # Errors
+    ///
+    /// Whatever the callback returns, or [`UnknownCallback`].
+    fn callback(&mut self, name: &str, response: &Response) -> CallbackResult {
+        match name {
+            "parse" => self.parse(response),
+            other => Err(Failure::new(UnknownCallback(other.to_owned()))),
+        }
+    }
+
+    /// The default callback.
+    ///
+    /// # Errors
+    ///
+    /// The default implementation has nothing to do and says so.
+    fn parse(&mut self, _response: &Response) -> CallbackResult {
+        Err(Failure::new(UnknownCallback("parse".into())))
+    }
+
+    /// Dispatches an errback by name. The default re-raises (the failure is logged).
+    ///
+    /// # Errors
+    ///
+    /// The failure itself by default.
+    fn errback(&mut self, name: &str, failure: &Failure, _request: &Request) -> CallbackResult {
+        let _ = name;
+        Err(failure.clone())
+    }
+
+    /// Called when the spider has been opened.
+    fn opened(&mut self) {}
+
+    /// Called when the spider closes, with the reason (Scrapy's `closed`).
+    fn closed(&mut self, _reason: &str) {}
+}
