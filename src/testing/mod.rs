@@ -8,6 +8,7 @@
 
 pub mod fixture;
 pub mod site;
+pub mod spiders;
 
 use std::cell::{Cell, RefCell};
 use std::fmt;

@@ -401,7 +401,7 @@ impl Site {
                 Self::page_path(t)
             );
         }
-        out.push_str("</ul>\n<p><a href=\"/page/1/\">Quotes to scrape</a></p>\n</body>\n</html>\n");
+        out.push_str("</ul>\n</body>\n</html>\n");
         out
     }
 

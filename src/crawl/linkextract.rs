@@ -1,0 +1,518 @@
+//! [`LinkExtractor`]: Scrapy's `LxmlLinkExtractor` without a DOM.
+//!
+//! A crawl spends most of its CPU on HTML, and following links needs no tree: a
+//! streaming tag scanner finds `<a href>` / `<area href>` (configurable `tags` and
+//! `attrs`), skips comments, doctypes and the raw text of `<script>`/`<style>`, decodes
+//! character references in attribute values (the full HTML5 named-entity table) and
+//! collects each link's text. URLs are resolved against the page's base URL
+//! (`<base href>` aware), whitespace-stripped like w3lib's `strip_html5_whitespace`,
+//! restricted to `http`, `https`, `file` and `ftp`, filtered by `deny_extensions`
+//! (Scrapy's `IGNORED_EXTENSIONS` by default) and allowed/denied domains, optionally
+//! canonicalised, and deduplicated by URL (`unique`).
+
+use std::collections::HashSet;
+
+use url::Url;
+
+use super::response::Response;
+
+/// Scrapy's `IGNORED_EXTENSIONS`.
+pub const IGNORED_EXTENSIONS: &[&str] = &[
+    "7z", "7zip", "bz2", "rar", "tar", "tar.gz", "xz", "zip", "mng", "pct", "bmp", "gif", "jpg",
+    "jpeg", "png", "pst", "psp", "tif", "tiff", "ai", "drw", "dxf", "eps", "ps", "svg", "cdr",
+    "ico", "webp", "mp3", "wma", "ogg", "wav", "ra", "aac", "mid", "au", "aiff", "3gp", "asf",
+    "asx", "avi", "mov", "mp4", "mpg", "qt", "rm", "swf", "wmv", "m4a", "m4v", "flv", "webm",
+    "xls", "xlsm", "xlsx", "xltm", "xltx", "potm", "potx", "ppt", "pptm", "pptx", "pps", "doc",
+    "docb", "docm", "docx", "dotm", "dotx", "odt", "ods", "odg", "odp", "css", "pdf", "exe", "bin",
+    "rss", "dmg", "iso", "apk", "jar", "sh", "rb", "js", "hta", "bat", "cpl", "msi", "msp", "py",
+];
+
+/// An extracted link (Scrapy's `Link`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// The absolute URL.
+    pub url: Url,
+    /// The link's text.
+    pub text: String,
+    /// The fragment, if any.
+    pub fragment: String,
+    /// Whether `rel` contains `nofollow`.
+    pub nofollow: bool,
+}
+
+/// A raw link as found in the HTML.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawLink {
+    /// The attribute value, character references decoded.
+    pub href: String,
+    /// The element's text (for `<a>`).
+    pub text: String,
+    /// Whether `rel` contains `nofollow`.
+    pub nofollow: bool,
+}
+
+/// Extracts links from HTML responses.
+#[derive(Debug, Clone)]
+pub struct LinkExtractor {
+    /// Tags to look at (`a`, `area`).
+    pub tags: Vec<String>,
+    /// Attributes holding URLs (`href`).
+    pub attrs: Vec<String>,
+    /// Drop duplicate URLs.
+    pub unique: bool,
+    /// Canonicalise URLs (w3lib's `canonicalize_url`).
+    pub canonicalize: bool,
+    /// Extensions to skip (without dots).
+    pub deny_extensions: Vec<String>,
+    /// Only these domains (and subdomains), when not empty.
+    pub allow_domains: Vec<String>,
+    /// Never these domains (and subdomains).
+    pub deny_domains: Vec<String>,
+}
+
+impl Default for LinkExtractor {
+    fn default() -> Self {
+        Self {
+            tags: vec!["a".into(), "area".into()],
+            attrs: vec!["href".into()],
+            unique: true,
+            canonicalize: false,
+            deny_extensions: IGNORED_EXTENSIONS.iter().map(|e| (*e).to_owned()).collect(),
+            allow_domains: Vec::new(),
+            deny_domains: Vec::new(),
+        }
+    }
+}
+
+impl LinkExtractor {
+    /// Scrapy's defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The links of `response`, filtered and (with `unique`) deduplicated.
+    pub fn extract_links(&self, response: &Response) -> Vec<Link> {
+        let base = response.base_url().clone();
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        scan_links(response.text(), &self.tags, &self.attrs, |raw| {
+            let href = raw
+                .href
+                .trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c'));
+            let Ok(mut url) = base.join(href) else { return };
+            if !matches!(url.scheme(), "http" | "https" | "file" | "ftp") {
+                return;
+            }
+            if self.has_denied_extension(&url) || !self.domain_allowed(&url) {
+                return;
+            }
+            if self.canonicalize
+                && let Ok(c) = super::canonical::canonicalize_url(url.as_str(), true, false)
+                && let Ok(u) = Url::parse(&c)
+            {
+                url = u;
+            }
+            if self.unique && !seen.insert(url.as_str().to_owned()) {
+                return;
+            }
+            out.push(Link {
+                fragment: url.fragment().unwrap_or("").to_owned(),
+                url,
+                text: raw.text,
+                nofollow: raw.nofollow,
+            });
+        });
+        out
+    }
+
+    fn has_denied_extension(&self, url: &Url) -> bool {
+        if self.deny_extensions.is_empty() {
+            return false;
+        }
+        let last = url.path().rsplit('/').next().unwrap_or("");
+        let lower = last.to_ascii_lowercase();
+        self.deny_extensions.iter().any(|e| {
+            lower.len() > e.len() + 1
+                && lower.ends_with(e.as_str())
+                && lower.as_bytes()[lower.len() - e.len() - 1] == b'.'
+        })
+    }
+
+    fn domain_allowed(&self, url: &Url) -> bool {
+        let host = url.host_str().unwrap_or("").to_ascii_lowercase();
+        let matches = |d: &String| {
+            let d = d.to_ascii_lowercase();
+            host == d || host.ends_with(&format!(".{d}"))
+        };
+        if !self.allow_domains.is_empty() && !self.allow_domains.iter().any(matches) {
+            return false;
+        }
+        !self.deny_domains.iter().any(matches)
+    }
+}
+
+/// Scans `html` for `tags` with `attrs`, calling `found` for each value in document
+/// order. No tree is built.
+pub fn scan_links(html: &str, tags: &[String], attrs: &[String], mut found: impl FnMut(RawLink)) {
+    let bytes = html.as_bytes();
+    let mut pos = 0;
+    // Links waiting for their closing tag to collect text: (tag, pending links).
+    let mut open: Option<(String, Vec<RawLink>)> = None;
+    while pos < bytes.len() {
+        let Some(lt) = memchr(b'<', &bytes[pos..]) else {
+            if let Some((_, links)) = open.as_mut() {
+                append_text(links, &html[pos..]);
+            }
+            break;
+        };
+        let start = pos + lt;
+        if let Some((_, links)) = open.as_mut() {
+            append_text(links, &html[pos..start]);
+        }
+        let rest = &bytes[start..];
+        if rest.starts_with(b"<!--") {
+            pos = find(&bytes[start + 4..], b"-->").map_or(bytes.len(), |e| start + 4 + e + 3);
+            continue;
+        }
+        if rest.starts_with(b"<!") || rest.starts_with(b"<?") {
+            pos = memchr(b'>', rest).map_or(bytes.len(), |e| start + e + 1);
+            continue;
+        }
+        if rest.starts_with(b"</") {
+            let name_end = rest[2..]
+                .iter()
+                .position(|b| !b.is_ascii_alphanumeric())
+                .map_or(rest.len(), |e| e + 2);
+            let name = &html[start + 2..start + name_end];
+            if let Some((tag, _)) = &open
+                && name.eq_ignore_ascii_case(tag)
+                && let Some((_, links)) = open.take()
+            {
+                for l in links {
+                    found(l);
+                }
+            }
+            pos = memchr(b'>', rest).map_or(bytes.len(), |e| start + e + 1);
+            continue;
+        }
+        let name_end = rest[1..]
+            .iter()
+            .position(|b| !(b.is_ascii_alphanumeric() || *b == b'-'))
+            .map_or(rest.len(), |e| e + 1);
+        if name_end == 1 {
+            // A lone '<' in text.
+            if let Some((_, links)) = open.as_mut() {
+                append_text(links, "<");
+            }
+            pos = start + 1;
+            continue;
+        }
+        let name = &html[start + 1..start + name_end];
+        let (tag_end, attributes) = parse_attributes(html, start + name_end);
+        pos = tag_end;
+        let lname = name.to_ascii_lowercase();
+        if lname == "script" || lname == "style" {
+            let closing = format!("</{lname}");
+            pos = find_ci(&bytes[pos..], closing.as_bytes()).map_or(bytes.len(), |e| pos + e);
+            continue;
+        }
+        if !tags.iter().any(|t| t.eq_ignore_ascii_case(&lname)) {
+            continue;
+        }
+        let nofollow = attributes.iter().any(|(k, v)| {
+            k.eq_ignore_ascii_case("rel")
+                && v.split_ascii_whitespace()
+                    .any(|t| t.eq_ignore_ascii_case("nofollow"))
+        });
+        let mut links = Vec::new();
+        for (k, v) in &attributes {
+            if attrs.iter().any(|a| a.eq_ignore_ascii_case(k)) {
+                links.push(RawLink {
+                    href: v.clone(),
+                    text: String::new(),
+                    nofollow,
+                });
+            }
+        }
+        if links.is_empty() {
+            continue;
+        }
+        let self_closing = html[..tag_end].trim_end_matches('>').ends_with('/');
+        if lname == "a" && !self_closing {
+            // A new <a> implicitly closes an unclosed previous one.
+            if let Some((_, prev)) = open.take() {
+                for l in prev {
+                    found(l);
+                }
+            }
+            open = Some((lname, links));
+        } else {
+            for l in links {
+                found(l);
+            }
+        }
+    }
+    if let Some((_, links)) = open {
+        for l in links {
+            found(l);
+        }
+    }
+}
+
+fn append_text(links: &mut [RawLink], text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    let decoded = decode_entities(text, false);
+    for l in links {
+        l.text.push_str(&decoded);
+    }
+}
+
+/// Parses attributes from `pos` (just after the tag name) to the closing `>`; returns
+/// the position after it and the attributes (names lower-cased, values decoded).
+fn parse_attributes(html: &str, mut pos: usize) -> (usize, Vec<(String, String)>) {
+    let bytes = html.as_bytes();
+    let mut out = Vec::new();
+    loop {
+        while pos < bytes.len() && (bytes[pos].is_ascii_whitespace() || bytes[pos] == b'/') {
+            pos += 1;
+        }
+        if pos >= bytes.len() {
+            return (pos, out);
+        }
+        if bytes[pos] == b'>' {
+            return (pos + 1, out);
+        }
+        let name_start = pos;
+        while pos < bytes.len()
+            && !bytes[pos].is_ascii_whitespace()
+            && !matches!(bytes[pos], b'=' | b'>' | b'/')
+        {
+            pos += 1;
+        }
+        let name = html[name_start..pos].to_ascii_lowercase();
+        while pos < bytes.len() && bytes[pos].is_ascii_whitespace() {
+            pos += 1;
+        }
+        if pos < bytes.len() && bytes[pos] == b'=' {
+            pos += 1;
+            while pos < bytes.len() && bytes[pos].is_ascii_whitespace() {
+                pos += 1;
+            }
+            let value = if pos < bytes.len() && (bytes[pos] == b'"' || bytes[pos] == b'\'') {
+                let q = bytes[pos];
+                let vstart = pos + 1;
+                let vend = memchr(q, &bytes[vstart..]).map_or(bytes.len(), |e| vstart + e);
+                pos = (vend + 1).min(bytes.len());
+                &html[vstart..vend]
+            } else {
+                let vstart = pos;
+                while pos < bytes.len() && !bytes[pos].is_ascii_whitespace() && bytes[pos] != b'>' {
+                    pos += 1;
+                }
+                &html[vstart..pos]
+            };
+            if !out.iter().any(|(k, _): &(String, String)| *k == name) {
+                out.push((name, decode_entities(value, true).into_owned()));
+            }
+        } else if !name.is_empty() && !out.iter().any(|(k, _): &(String, String)| *k == name) {
+            out.push((name, String::new()));
+        }
+    }
+}
+
+fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
+    haystack.iter().position(|&b| b == needle)
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn find_ci(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// Decodes HTML character references. In attribute values a legacy reference without
+/// `;` followed by `=` or an alphanumeric is left alone (HTML5 §13.2.5.73).
+pub fn decode_entities(s: &str, in_attribute: bool) -> std::borrow::Cow<'_, str> {
+    if !s.contains('&') {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        let after = &rest[amp + 1..];
+        if let Some((ch, used)) = decode_one(after, in_attribute) {
+            out.push_str(&ch);
+            rest = &after[used..];
+        } else {
+            out.push('&');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
+fn decode_one(s: &str, in_attribute: bool) -> Option<(String, usize)> {
+    let bytes = s.as_bytes();
+    if bytes.first() == Some(&b'#') {
+        let (hex, digits_start) = match bytes.get(1) {
+            Some(b'x' | b'X') => (true, 2),
+            _ => (false, 1),
+        };
+        let digits = bytes[digits_start..]
+            .iter()
+            .take_while(|b| {
+                if hex {
+                    b.is_ascii_hexdigit()
+                } else {
+                    b.is_ascii_digit()
+                }
+            })
+            .count();
+        if digits == 0 {
+            return None;
+        }
+        let text = &s[digits_start..digits_start + digits];
+        let code = u32::from_str_radix(text, if hex { 16 } else { 10 }).unwrap_or(0x110000);
+        let mut used = digits_start + digits;
+        if bytes.get(used) == Some(&b';') {
+            used += 1;
+        }
+        let ch = match code {
+            0 => '\u{fffd}',
+            0x80..=0x9f => markup5ever::data::C1_REPLACEMENTS[(code - 0x80) as usize]
+                .unwrap_or_else(|| char::from_u32(code).unwrap_or('\u{fffd}')),
+            _ => char::from_u32(code).unwrap_or('\u{fffd}'),
+        };
+        return Some((ch.to_string(), used));
+    }
+    let name_len = bytes
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric())
+        .count();
+    if name_len == 0 {
+        return None;
+    }
+    // Longest match first: "notin;" before "not".
+    for len in (1..=name_len).rev() {
+        let with_semi = bytes.get(len) == Some(&b';');
+        let key_owned;
+        let key: &str = if with_semi {
+            key_owned = format!("{};", &s[..len]);
+            &key_owned
+        } else {
+            &s[..len]
+        };
+        // The table also lists every prefix of a name, with code point 0.
+        if let Some(&(a, b)) = markup5ever::data::NAMED_ENTITIES
+            .get(key)
+            .filter(|(a, _)| *a != 0)
+        {
+            if !with_semi && in_attribute {
+                let next = bytes.get(len).copied();
+                if next == Some(b'=') || next.is_some_and(|c| c.is_ascii_alphanumeric()) {
+                    return None;
+                }
+            }
+            let mut out = String::new();
+            out.extend(char::from_u32(a));
+            if b != 0 {
+                out.extend(char::from_u32(b));
+            }
+            return Some((out, len + usize::from(with_semi)));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crawl::Request;
+    use crate::proto::Headers;
+
+    fn raw(html: &str) -> Vec<RawLink> {
+        let mut v = Vec::new();
+        scan_links(html, &["a".into(), "area".into()], &["href".into()], |l| {
+            v.push(l)
+        });
+        v
+    }
+
+    #[test]
+    fn finds_links_in_odd_markup() {
+        let html = r#"<html><!-- <a href="commented"> --><script>var s = "<a href='script'>";</script>
+            <A HREF=unquoted>Up</A><a class=x href='single' rel="nofollow noopener">S<b>in</b>gle</a>
+            <area href="/map"><a href="q?b=2&amp;a=1&copy=3">Q &amp; A</a><a name=x>no href</a>
+            <a href="x"><a href="y">unclosed</a>"#;
+        let links = raw(html);
+        let hrefs: Vec<&str> = links.iter().map(|l| l.href.as_str()).collect();
+        assert_eq!(
+            hrefs,
+            ["unquoted", "single", "/map", "q?b=2&a=1&copy=3", "x", "y"]
+        );
+        assert_eq!(links[0].text, "Up");
+        assert_eq!(links[1].text, "Single");
+        assert!(links[1].nofollow && !links[0].nofollow);
+        assert_eq!(links[3].text, "Q & A");
+    }
+
+    #[test]
+    fn entities() {
+        assert_eq!(
+            decode_entities(
+                "&#8220;hi&#x201D; &amp; &lt;&notin; &notit; &unknown;",
+                false
+            ),
+            "\u{201c}hi\u{201d} & <\u{2209} \u{ac}it; &unknown;"
+        );
+        assert_eq!(
+            decode_entities("a&copy=1", true),
+            "a&copy=1",
+            "legacy ref before = in attribute"
+        );
+        assert_eq!(
+            decode_entities("&#128;", false),
+            "\u{20ac}",
+            "C1 replacement"
+        );
+    }
+
+    #[test]
+    fn extractor_resolves_filters_and_dedupes() {
+        let html = r#"<base href="http://example.com/dir/"><a href="a.html">a</a><a href=" a.html ">again</a>
+            <a href="pic.JPG">img</a><a href="mailto:x@y">mail</a><a href="//other.org/p">other</a>
+            <a href="a.html#frag">frag</a><a href="javascript:void(0)">js</a>"#;
+        let req = Request::get("http://example.com/").unwrap();
+        let resp = Response::new(req, 200, Headers::new(), html);
+        let links = LinkExtractor::new().extract_links(&resp);
+        let urls: Vec<&str> = links.iter().map(|l| l.url.as_str()).collect();
+        assert_eq!(
+            urls,
+            [
+                "http://example.com/dir/a.html",
+                "http://other.org/p",
+                "http://example.com/dir/a.html#frag"
+            ]
+        );
+        assert_eq!(links[2].fragment, "frag");
+        let le = LinkExtractor {
+            deny_domains: vec!["other.org".into()],
+            canonicalize: true,
+            ..LinkExtractor::new()
+        };
+        let urls: Vec<String> = le
+            .extract_links(&resp)
+            .iter()
+            .map(|l| l.url.to_string())
+            .collect();
+        assert_eq!(urls, ["http://example.com/dir/a.html"]);
+    }
+}
