@@ -32,11 +32,13 @@
 pub mod client;
 pub mod crawl;
 pub mod defer;
+pub mod html;
 pub mod net;
 pub mod proto;
 pub mod reactor;
 pub mod task;
 pub mod testing;
+pub mod util;
 
 /// The README's code examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -409,7 +409,7 @@ impl ExecutionEngine {
         };
         match next {
             Some(Output::Request(mut request)) => {
-                request.meta_mut().insert(IS_START_REQUEST, true);
+                request.meta_mut().insert_static(IS_START_REQUEST, true);
                 self.crawl(request);
             }
             Some(Output::Item(item)) => {

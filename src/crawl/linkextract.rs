@@ -10,11 +10,10 @@
 //! (Scrapy's `IGNORED_EXTENSIONS` by default) and allowed/denied domains, optionally
 //! canonicalised, and deduplicated by URL (`unique`).
 
-use std::collections::HashSet;
-
 use url::Url;
 
 use super::response::Response;
+use crate::html::decode_entities;
 
 /// Scrapy's `IGNORED_EXTENSIONS`.
 pub const IGNORED_EXTENSIONS: &[&str] = &[
@@ -51,23 +50,19 @@ pub struct RawLink {
     pub nofollow: bool,
 }
 
-/// Extracts links from HTML responses.
+/// Extracts links from HTML responses. Configure with the builder methods; the
+/// defaults are Scrapy's.
 #[derive(Debug, Clone)]
 pub struct LinkExtractor {
-    /// Tags to look at (`a`, `area`).
-    pub tags: Vec<String>,
-    /// Attributes holding URLs (`href`).
-    pub attrs: Vec<String>,
-    /// Drop duplicate URLs.
-    pub unique: bool,
-    /// Canonicalise URLs (w3lib's `canonicalize_url`).
-    pub canonicalize: bool,
-    /// Extensions to skip (without dots).
-    pub deny_extensions: Vec<String>,
-    /// Only these domains (and subdomains), when not empty.
-    pub allow_domains: Vec<String>,
-    /// Never these domains (and subdomains).
-    pub deny_domains: Vec<String>,
+    tags: Vec<String>,
+    attrs: Vec<String>,
+    unique: bool,
+    canonicalize: bool,
+    /// Lower-case extensions to skip.
+    deny_extensions: crate::util::FxHashSet<String>,
+    allow_domains: Vec<String>,
+    deny_domains: Vec<String>,
+    with_text: bool,
 }
 
 impl Default for LinkExtractor {
@@ -80,22 +75,89 @@ impl Default for LinkExtractor {
             deny_extensions: IGNORED_EXTENSIONS.iter().map(|e| (*e).to_owned()).collect(),
             allow_domains: Vec::new(),
             deny_domains: Vec::new(),
+            with_text: true,
         }
     }
 }
 
 impl LinkExtractor {
-    /// Scrapy's defaults.
+    /// Scrapy's defaults: `a` and `area` tags, `href`, unique, not canonicalised,
+    /// `IGNORED_EXTENSIONS` denied.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Tags to look at.
+    pub fn tags<S: Into<String>>(mut self, tags: impl IntoIterator<Item = S>) -> Self {
+        self.tags = tags
+            .into_iter()
+            .map(|t| t.into().to_ascii_lowercase())
+            .collect();
+        self
+    }
+
+    /// Attributes holding URLs.
+    pub fn attrs<S: Into<String>>(mut self, attrs: impl IntoIterator<Item = S>) -> Self {
+        self.attrs = attrs
+            .into_iter()
+            .map(|a| a.into().to_ascii_lowercase())
+            .collect();
+        self
+    }
+
+    /// Drop duplicate URLs (default on).
+    pub fn unique(mut self, yes: bool) -> Self {
+        self.unique = yes;
+        self
+    }
+
+    /// Canonicalise URLs with w3lib's `canonicalize_url` (default off).
+    pub fn canonicalize(mut self, yes: bool) -> Self {
+        self.canonicalize = yes;
+        self
+    }
+
+    /// Extensions to skip (without dots; replaces the default list).
+    pub fn deny_extensions<S: AsRef<str>>(mut self, exts: impl IntoIterator<Item = S>) -> Self {
+        self.deny_extensions = exts
+            .into_iter()
+            .map(|e| e.as_ref().trim_start_matches('.').to_ascii_lowercase())
+            .collect();
+        self
+    }
+
+    /// Collect each link's text (default on; off saves work when only URLs matter).
+    pub fn with_text(mut self, yes: bool) -> Self {
+        self.with_text = yes;
+        self
+    }
+
+    /// Only these domains and their subdomains.
+    pub fn allow_domains<S: Into<String>>(mut self, domains: impl IntoIterator<Item = S>) -> Self {
+        self.allow_domains = domains
+            .into_iter()
+            .map(|d| d.into().to_ascii_lowercase())
+            .collect();
+        self
+    }
+
+    /// Never these domains or their subdomains.
+    pub fn deny_domains<S: Into<String>>(mut self, domains: impl IntoIterator<Item = S>) -> Self {
+        self.deny_domains = domains
+            .into_iter()
+            .map(|d| d.into().to_ascii_lowercase())
+            .collect();
+        self
     }
 
     /// The links of `response`, filtered and (with `unique`) deduplicated.
     pub fn extract_links(&self, response: &Response) -> Vec<Link> {
         let base = response.base_url().clone();
-        let mut seen = HashSet::new();
+        // 64-bit hashes of the URLs seen on this page (a collision within one page is
+        // not a practical concern).
+        let mut seen: crate::util::FxHashSet<u64> = crate::util::FxHashSet::default();
         let mut out = Vec::new();
-        scan_links(response.text(), &self.tags, &self.attrs, |raw| {
+        let mut handle = |raw: RawLink| {
             let href = raw
                 .href
                 .trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c'));
@@ -112,7 +174,7 @@ impl LinkExtractor {
             {
                 url = u;
             }
-            if self.unique && !seen.insert(url.as_str().to_owned()) {
+            if self.unique && !seen.insert(crate::util::fx_hash(url.as_str().as_bytes())) {
                 return;
             }
             out.push(Link {
@@ -121,7 +183,12 @@ impl LinkExtractor {
                 text: raw.text,
                 nofollow: raw.nofollow,
             });
-        });
+        };
+        // A DOM built for CSS selection already has the links: do not tokenize twice.
+        match response.document_if_parsed() {
+            Some(doc) => dom_links(doc, &self.tags, &self.attrs, self.with_text, &mut handle),
+            None => scan_links(response.text(), &self.tags, &self.attrs, &mut handle),
+        }
         out
     }
 
@@ -130,12 +197,19 @@ impl LinkExtractor {
             return false;
         }
         let last = url.path().rsplit('/').next().unwrap_or("");
-        let lower = last.to_ascii_lowercase();
-        self.deny_extensions.iter().any(|e| {
-            lower.len() > e.len() + 1
-                && lower.ends_with(e.as_str())
-                && lower.as_bytes()[lower.len() - e.len() - 1] == b'.'
-        })
+        // The extension after the last dot, and the double one ("tar.gz").
+        let mut dots = last.rmatch_indices('.').map(|(i, _)| &last[i + 1..]);
+        let (Some(ext), double) = (dots.next(), dots.next()) else {
+            return false;
+        };
+        let denied = |e: &str| {
+            if e.bytes().any(|b| b.is_ascii_uppercase()) {
+                self.deny_extensions.contains(&e.to_ascii_lowercase())
+            } else {
+                self.deny_extensions.contains(e)
+            }
+        };
+        denied(ext) || double.is_some_and(denied)
     }
 
     fn domain_allowed(&self, url: &Url) -> bool {
@@ -148,6 +222,46 @@ impl LinkExtractor {
             return false;
         }
         !self.deny_domains.iter().any(matches)
+    }
+}
+
+/// The links of an already parsed document, in document order.
+pub fn dom_links(
+    doc: &crate::html::Document,
+    tags: &[String],
+    attrs: &[String],
+    with_text: bool,
+    mut found: impl FnMut(RawLink),
+) {
+    let tag_keys: Vec<u64> = tags
+        .iter()
+        .map(|t| crate::html::name_key(&t.to_ascii_lowercase()))
+        .collect();
+    for e in doc.elements() {
+        if !tag_keys.contains(&e.name_key())
+            || !tags.iter().any(|t| t.eq_ignore_ascii_case(e.name()))
+        {
+            continue;
+        }
+        let mut text: Option<String> = None;
+        let nofollow = e.attr("rel").is_some_and(|r| {
+            r.split_ascii_whitespace()
+                .any(|t| t.eq_ignore_ascii_case("nofollow"))
+        });
+        for (k, v) in e.attrs() {
+            if attrs.iter().any(|a| a == k) {
+                let text = if with_text {
+                    text.get_or_insert_with(|| e.text_content()).clone()
+                } else {
+                    String::new()
+                };
+                found(RawLink {
+                    href: v.to_owned(),
+                    text,
+                    nofollow,
+                });
+            }
+        }
     }
 }
 
@@ -336,102 +450,6 @@ fn find_ci(haystack: &[u8], needle: &[u8]) -> Option<usize> {
         .position(|w| w.eq_ignore_ascii_case(needle))
 }
 
-/// Decodes HTML character references. In attribute values a legacy reference without
-/// `;` followed by `=` or an alphanumeric is left alone (HTML5 §13.2.5.73).
-pub fn decode_entities(s: &str, in_attribute: bool) -> std::borrow::Cow<'_, str> {
-    if !s.contains('&') {
-        return std::borrow::Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(amp) = rest.find('&') {
-        out.push_str(&rest[..amp]);
-        let after = &rest[amp + 1..];
-        if let Some((ch, used)) = decode_one(after, in_attribute) {
-            out.push_str(&ch);
-            rest = &after[used..];
-        } else {
-            out.push('&');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
-    std::borrow::Cow::Owned(out)
-}
-
-fn decode_one(s: &str, in_attribute: bool) -> Option<(String, usize)> {
-    let bytes = s.as_bytes();
-    if bytes.first() == Some(&b'#') {
-        let (hex, digits_start) = match bytes.get(1) {
-            Some(b'x' | b'X') => (true, 2),
-            _ => (false, 1),
-        };
-        let digits = bytes[digits_start..]
-            .iter()
-            .take_while(|b| {
-                if hex {
-                    b.is_ascii_hexdigit()
-                } else {
-                    b.is_ascii_digit()
-                }
-            })
-            .count();
-        if digits == 0 {
-            return None;
-        }
-        let text = &s[digits_start..digits_start + digits];
-        let code = u32::from_str_radix(text, if hex { 16 } else { 10 }).unwrap_or(0x110000);
-        let mut used = digits_start + digits;
-        if bytes.get(used) == Some(&b';') {
-            used += 1;
-        }
-        let ch = match code {
-            0 => '\u{fffd}',
-            0x80..=0x9f => markup5ever::data::C1_REPLACEMENTS[(code - 0x80) as usize]
-                .unwrap_or_else(|| char::from_u32(code).unwrap_or('\u{fffd}')),
-            _ => char::from_u32(code).unwrap_or('\u{fffd}'),
-        };
-        return Some((ch.to_string(), used));
-    }
-    let name_len = bytes
-        .iter()
-        .take_while(|b| b.is_ascii_alphanumeric())
-        .count();
-    if name_len == 0 {
-        return None;
-    }
-    // Longest match first: "notin;" before "not".
-    for len in (1..=name_len).rev() {
-        let with_semi = bytes.get(len) == Some(&b';');
-        let key_owned;
-        let key: &str = if with_semi {
-            key_owned = format!("{};", &s[..len]);
-            &key_owned
-        } else {
-            &s[..len]
-        };
-        // The table also lists every prefix of a name, with code point 0.
-        if let Some(&(a, b)) = markup5ever::data::NAMED_ENTITIES
-            .get(key)
-            .filter(|(a, _)| *a != 0)
-        {
-            if !with_semi && in_attribute {
-                let next = bytes.get(len).copied();
-                if next == Some(b'=') || next.is_some_and(|c| c.is_ascii_alphanumeric()) {
-                    return None;
-                }
-            }
-            let mut out = String::new();
-            out.extend(char::from_u32(a));
-            if b != 0 {
-                out.extend(char::from_u32(b));
-            }
-            return Some((out, len + usize::from(with_semi)));
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -465,27 +483,6 @@ mod tests {
     }
 
     #[test]
-    fn entities() {
-        assert_eq!(
-            decode_entities(
-                "&#8220;hi&#x201D; &amp; &lt;&notin; &notit; &unknown;",
-                false
-            ),
-            "\u{201c}hi\u{201d} & <\u{2209} \u{ac}it; &unknown;"
-        );
-        assert_eq!(
-            decode_entities("a&copy=1", true),
-            "a&copy=1",
-            "legacy ref before = in attribute"
-        );
-        assert_eq!(
-            decode_entities("&#128;", false),
-            "\u{20ac}",
-            "C1 replacement"
-        );
-    }
-
-    #[test]
     fn extractor_resolves_filters_and_dedupes() {
         let html = r#"<base href="http://example.com/dir/"><a href="a.html">a</a><a href=" a.html ">again</a>
             <a href="pic.JPG">img</a><a href="mailto:x@y">mail</a><a href="//other.org/p">other</a>
@@ -503,16 +500,34 @@ mod tests {
             ]
         );
         assert_eq!(links[2].fragment, "frag");
-        let le = LinkExtractor {
-            deny_domains: vec!["other.org".into()],
-            canonicalize: true,
-            ..LinkExtractor::new()
-        };
+        let le = LinkExtractor::new()
+            .deny_domains(["other.org"])
+            .canonicalize(true);
         let urls: Vec<String> = le
             .extract_links(&resp)
             .iter()
             .map(|l| l.url.to_string())
             .collect();
         assert_eq!(urls, ["http://example.com/dir/a.html"]);
+    }
+
+    #[test]
+    fn dom_and_scanner_agree_on_fixture_pages() {
+        let site = crate::testing::Site::new(300, "http://127.0.0.1:8089");
+        for i in [0, 7, 100, 299] {
+            let req = Request::get(&format!(
+                "http://127.0.0.1:8089{}",
+                crate::testing::Site::page_path(i)
+            ))
+            .unwrap();
+            let fresh = Response::new(req.clone(), 200, Headers::new(), site.render_page(i));
+            let scanned = LinkExtractor::new().extract_links(&fresh);
+            let parsed = Response::new(req, 200, Headers::new(), site.render_page(i));
+            let _ = parsed.css("div.quote");
+            assert!(parsed.document_if_parsed().is_some());
+            let from_dom = LinkExtractor::new().extract_links(&parsed);
+            assert_eq!(scanned, from_dom, "page {i}");
+            assert!(scanned.len() >= 10);
+        }
     }
 }

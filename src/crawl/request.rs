@@ -82,7 +82,26 @@ impl fmt::Display for Method {
 /// `Request.meta`: a small ordered map of JSON values. Linear lookups beat hashing for
 /// the handful of keys requests carry.
 #[derive(Clone, Default, PartialEq)]
-pub struct Meta(Vec<(Box<str>, Value)>);
+pub struct Meta(Vec<(MetaKey, Value)>);
+
+/// A meta key: the middlewares' own keys are static strings, so setting them costs no
+/// allocation.
+#[derive(Clone, PartialEq)]
+enum MetaKey {
+    Static(&'static str),
+    Owned(Box<str>),
+}
+
+impl std::ops::Deref for MetaKey {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Self::Static(s) => s,
+            Self::Owned(s) => s,
+        }
+    }
+}
 
 impl Meta {
     /// An empty map (no allocation).
@@ -106,7 +125,19 @@ impl Meta {
         match self.get_mut(key) {
             Some(v) => Some(std::mem::replace(v, value)),
             None => {
-                self.0.push((key.into(), value));
+                self.0.push((MetaKey::Owned(key.into()), value));
+                None
+            }
+        }
+    }
+
+    /// Sets a `'static` key without allocating it.
+    pub fn insert_static(&mut self, key: &'static str, value: impl Into<Value>) -> Option<Value> {
+        let value = value.into();
+        match self.get_mut(key) {
+            Some(v) => Some(std::mem::replace(v, value)),
+            None => {
+                self.0.push((MetaKey::Static(key), value));
                 None
             }
         }
@@ -181,7 +212,7 @@ impl<'de> Deserialize<'de> for Meta {
         let map = Map::<String, Value>::deserialize(d)?;
         Ok(Self(
             map.into_iter()
-                .map(|(k, v)| (k.into_boxed_str(), v))
+                .map(|(k, v)| (MetaKey::Owned(k.into_boxed_str()), v))
                 .collect(),
         ))
     }

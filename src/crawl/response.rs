@@ -35,7 +35,7 @@ struct Inner {
     /// `Some(text)` when the body had to be transcoded; `None` when it is valid UTF-8.
     text: OnceCell<Option<String>>,
     encoding: OnceCell<&'static encoding_rs::Encoding>,
-    dom: OnceCell<::scraper::Html>,
+    dom: OnceCell<crate::html::Document>,
     base: OnceCell<Url>,
 }
 
@@ -232,11 +232,16 @@ impl Response {
             .collect()
     }
 
+    /// The parsed document, if something already asked for it.
+    pub fn document_if_parsed(&self) -> Option<&crate::html::Document> {
+        self.inner.dom.get()
+    }
+
     /// The parsed HTML document (built on first use).
-    pub fn document(&self) -> &::scraper::Html {
+    pub fn document(&self) -> &crate::html::Document {
         self.inner
             .dom
-            .get_or_init(|| ::scraper::Html::parse_document(self.text()))
+            .get_or_init(|| crate::html::Document::parse(self.text()))
     }
 
     /// Selects with a CSS selector, with parsel's `::text` and `::attr(name)`
@@ -260,7 +265,7 @@ impl Response {
     pub fn css(&self, query: &str) -> Selection<'_> {
         let doc = self.document();
         Selection {
-            items: vec![Node::Element(doc.root_element())],
+            items: doc.root_element().map(Node::Element).into_iter().collect(),
             root: true,
         }
         .css(query)
@@ -357,7 +362,7 @@ fn find_base_href(head: &str) -> Option<&str> {
 /// One selected thing.
 #[derive(Clone, Copy)]
 enum Node<'a> {
-    Element(::scraper::ElementRef<'a>),
+    Element(crate::html::ElementRef<'a>),
     Text(&'a str),
     Attr(&'a str),
 }
@@ -370,19 +375,19 @@ enum Pseudo {
 }
 
 thread_local! {
-    static SELECTORS: RefCell<HashMap<String, Option<Rc<::scraper::Selector>>>> = RefCell::new(HashMap::new());
+    static SELECTORS: RefCell<HashMap<String, Option<Rc<crate::html::Selector>>>> = RefCell::new(HashMap::new());
 }
 
 /// Parses (once per distinct query) and caches a selector; `None` if invalid.
-fn selector(css: &str) -> Option<Rc<::scraper::Selector>> {
+fn selector(css: &str) -> Option<Rc<crate::html::Selector>> {
     SELECTORS.with(|cache| {
         if let Some(s) = cache.borrow().get(css) {
             return s.clone();
         }
-        let parsed = match ::scraper::Selector::parse(css) {
+        let parsed = match crate::html::Selector::parse(css) {
             Ok(s) => Some(Rc::new(s)),
             Err(e) => {
-                log::error!("Invalid CSS selector {css:?}: {e}");
+                log::error!("{e}");
                 None
             }
         };
@@ -423,7 +428,7 @@ impl<'a> Selection<'a> {
     /// Selects within each element of this selection.
     pub fn css(&self, query: &str) -> Selection<'a> {
         let (css, pseudo) = split_pseudo(query);
-        let mut elements: Vec<::scraper::ElementRef<'a>> = Vec::new();
+        let mut elements: Vec<crate::html::ElementRef<'a>> = Vec::new();
         if css.is_empty() {
             elements.extend(self.items.iter().filter_map(|n| match n {
                 Node::Element(e) => Some(*e),
@@ -438,7 +443,7 @@ impl<'a> Selection<'a> {
             };
             for node in &self.items {
                 if let Node::Element(e) = node {
-                    if self.root && sel.matches(e) {
+                    if self.root && e.matches(&sel) {
                         elements.push(*e);
                     }
                     elements.extend(e.select(&sel));
@@ -449,14 +454,11 @@ impl<'a> Selection<'a> {
             None => elements.into_iter().map(Node::Element).collect(),
             Some(Pseudo::Text) => elements
                 .iter()
-                .flat_map(|e| {
-                    e.children()
-                        .filter_map(|c| c.value().as_text().map(|t| Node::Text(t)))
-                })
+                .flat_map(|e| e.child_texts().map(Node::Text))
                 .collect(),
             Some(Pseudo::Attr(name)) => elements
                 .iter()
-                .filter_map(|e| e.value().attr(&name).map(Node::Attr))
+                .filter_map(|e| e.attr(&name).map(Node::Attr))
                 .collect(),
         };
         Selection { items, root: false }
@@ -483,7 +485,7 @@ impl<'a> Selection<'a> {
     /// An attribute of the first selected element.
     pub fn attrib(&self, name: &str) -> Option<&'a str> {
         self.items.iter().find_map(|n| match n {
-            Node::Element(e) => e.value().attr(name),
+            Node::Element(e) => e.attr(name),
             _ => None,
         })
     }
@@ -491,7 +493,7 @@ impl<'a> Selection<'a> {
     /// All text inside the first selected element, concatenated.
     pub fn text_content(&self) -> Option<String> {
         self.items.first().map(|n| match n {
-            Node::Element(e) => e.text().collect::<String>(),
+            Node::Element(e) => e.text_content(),
             Node::Text(t) | Node::Attr(t) => (*t).to_owned(),
         })
     }

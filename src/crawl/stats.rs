@@ -4,6 +4,8 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+
+use crate::util::FxHashMap;
 use std::fmt;
 
 use serde_json::Value;
@@ -11,7 +13,7 @@ use serde_json::Value;
 /// The stats of one crawl. Keys sort as in Scrapy's pretty-printed dump.
 #[derive(Default)]
 pub struct Stats {
-    values: RefCell<BTreeMap<String, Value>>,
+    values: RefCell<FxHashMap<String, Value>>,
 }
 
 impl Stats {
@@ -37,6 +39,22 @@ impl Stats {
     /// Increments by one.
     pub fn inc(&self, key: &str) {
         self.inc_value(key, 1);
+    }
+
+    /// Increments `prefix` + `suffix` by one, building the key in a reused buffer (no
+    /// allocation once the stat exists): `inc_joined("downloader/response_status_count/", 200)`.
+    pub fn inc_joined(&self, prefix: &str, suffix: impl std::fmt::Display) {
+        use std::fmt::Write as _;
+        thread_local! {
+            static KEY: RefCell<String> = const { RefCell::new(String::new()) };
+        }
+        KEY.with(|k| {
+            let mut k = k.borrow_mut();
+            k.clear();
+            k.push_str(prefix);
+            let _ = write!(k, "{suffix}");
+            self.inc_value(&k, 1);
+        });
     }
 
     /// Sets a stat.
@@ -78,9 +96,13 @@ impl Stats {
             .unwrap_or(0)
     }
 
-    /// Every stat.
+    /// Every stat, sorted by key.
     pub fn get_stats(&self) -> BTreeMap<String, Value> {
-        self.values.borrow().clone()
+        self.values
+            .borrow()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
     }
 
     /// Forgets every stat.
@@ -90,7 +112,7 @@ impl Stats {
 
     /// The dump as Scrapy prints it: one `'key': value` per line in braces.
     pub fn format_dump(&self) -> String {
-        let v = self.values.borrow();
+        let v = self.get_stats();
         let mut out = String::from("{");
         for (i, (k, val)) in v.iter().enumerate() {
             if i > 0 {

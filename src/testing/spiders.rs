@@ -23,7 +23,7 @@ impl FixtureSpider {
         Self {
             start: start.to_owned(),
             host,
-            links: LinkExtractor::new(),
+            links: LinkExtractor::new().with_text(false),
         }
     }
 }

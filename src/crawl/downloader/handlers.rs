@@ -107,7 +107,9 @@ impl DownloadHandler for HttpHandler {
         let request = request.clone();
         self.client.request(http).map(move |r| {
             let mut request = request;
-            request.meta_mut().insert("download_latency", r.latency);
+            request
+                .meta_mut()
+                .insert_static("download_latency", r.latency);
             let mut flags: Vec<String> = r.flags.iter().map(|f| (*f).to_owned()).collect();
             if let Some(enc) = &r.decoded_from {
                 request.meta_mut().insert("_decoded_from", enc.as_str());

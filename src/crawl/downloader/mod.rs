@@ -295,7 +295,9 @@ impl Downloader {
     fn get_slot(&self, request: &mut Request) -> (String, Rc<Slot>) {
         let key = slot_key(request);
         if !request.meta().contains_key(DOWNLOAD_SLOT) {
-            request.meta_mut().insert(DOWNLOAD_SLOT, key.as_str());
+            request
+                .meta_mut()
+                .insert_static(DOWNLOAD_SLOT, key.as_str());
         }
         let existing = self.slots.borrow().get(&key).cloned();
         if let Some(slot) = existing {

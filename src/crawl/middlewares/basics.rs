@@ -110,7 +110,9 @@ impl DownloadTimeoutMiddleware {
 impl DownloaderMiddleware for DownloadTimeoutMiddleware {
     fn process_request(&self, request: &mut Request) -> Result<RequestOutcome, Failure> {
         if self.timeout > 0.0 && !request.meta().contains_key("download_timeout") {
-            request.meta_mut().insert("download_timeout", self.timeout);
+            request
+                .meta_mut()
+                .insert_static("download_timeout", self.timeout);
         }
         Ok(RequestOutcome::Continue)
     }
@@ -231,10 +233,8 @@ impl DownloaderMiddleware for DownloaderStats {
     fn process_request(&self, request: &mut Request) -> Result<RequestOutcome, Failure> {
         if let Some(c) = self.crawler.upgrade() {
             c.stats.inc("downloader/request_count");
-            c.stats.inc(&format!(
-                "downloader/request_method_count/{}",
-                request.method()
-            ));
+            c.stats
+                .inc_joined("downloader/request_method_count/", request.method());
             c.stats
                 .inc_value("downloader/request_bytes", request_size(request) as i64);
         }
@@ -248,10 +248,8 @@ impl DownloaderMiddleware for DownloaderStats {
     ) -> Result<ResponseOutcome, Failure> {
         if let Some(c) = self.crawler.upgrade() {
             c.stats.inc("downloader/response_count");
-            c.stats.inc(&format!(
-                "downloader/response_status_count/{}",
-                response.status()
-            ));
+            c.stats
+                .inc_joined("downloader/response_status_count/", response.status());
             let headers: usize = response
                 .headers()
                 .iter()

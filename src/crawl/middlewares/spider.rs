@@ -193,9 +193,10 @@ impl SpiderMiddleware for DepthMiddleware {
         {
             c.stats.inc("request_depth_count/0");
         }
+        let mut kept = 0i64;
         outputs.retain_mut(|o| {
             let Output::Request(r) = o else { return true };
-            r.meta_mut().insert("depth", depth);
+            r.meta_mut().insert_static("depth", depth);
             if self.priority != 0 {
                 let p = i64::from(r.priority()) - depth * self.priority;
                 r.set_priority(i32::try_from(p).unwrap_or(r.priority()));
@@ -204,14 +205,18 @@ impl SpiderMiddleware for DepthMiddleware {
                 log::debug!("Ignoring link (depth > {}): {}", self.max_depth, r.url());
                 return false;
             }
-            if let Some(c) = &crawler {
-                if self.verbose {
-                    c.stats.inc(&format!("request_depth_count/{depth}"));
-                }
-                c.stats.max_value("request_depth_max", depth);
-            }
+            kept += 1;
             true
         });
+        if kept > 0
+            && let Some(c) = &crawler
+        {
+            if self.verbose {
+                c.stats
+                    .inc_value(&format!("request_depth_count/{depth}"), kept);
+            }
+            c.stats.max_value("request_depth_max", depth);
+        }
         outputs
     }
 }

@@ -1,0 +1,66 @@
+// cargo run --release --example fixture_crawl -- [START_URL] [CONCURRENCY] [ITEMS.jsonl]
+//
+// The peer benchmark's crawl (shared/bench/scrapy_fixture/fixture_spider.py) on trawl:
+// start at START_URL, stay on its host, follow every link, write one JSON line per
+// `div.quote` (url, text, author). Without a URL it starts an in-process fixture server
+// with 2,000 pages. Prints a JSON summary as its last line.
+//
+//   ../shared/bench/run_peers.sh --ours "$PWD/target/release/examples/fixture_crawl {url} {conc} {items}"
+
+use serde_json::json;
+use trawl::crawl::{Priority, Settings, run_spider};
+use trawl::testing::spiders::FixtureSpider;
+use trawl::testing::{FixtureOptions, FixtureServer};
+
+fn main() {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let server;
+    let start = match args.first() {
+        Some(url) => url.clone(),
+        None => {
+            server = FixtureServer::start(FixtureOptions {
+                pages: 2000,
+                ..FixtureOptions::default()
+            })
+            .expect("fixture server");
+            server.url("/index.html")
+        }
+    };
+    let concurrency: u64 = args.get(1).and_then(|c| c.parse().ok()).unwrap_or(16);
+    let items = args.get(2).cloned().unwrap_or_else(|| "items.jsonl".into());
+
+    let mut settings = Settings::new();
+    settings.set("CONCURRENT_REQUESTS", concurrency, Priority::Cmdline);
+    settings.set(
+        "CONCURRENT_REQUESTS_PER_DOMAIN",
+        concurrency,
+        Priority::Cmdline,
+    );
+    settings.set("LOG_LEVEL", "INFO", Priority::Cmdline);
+    settings.set(
+        "FEEDS",
+        json!({ items.clone(): {"format": "jsonlines", "overwrite": true} }),
+        Priority::Cmdline,
+    );
+    let started = std::time::Instant::now();
+    match run_spider(Box::new(FixtureSpider::new(&start)), settings) {
+        Ok(crawler) => {
+            let secs = started.elapsed().as_secs_f64();
+            let pages = crawler.stats.get_int("response_received_count");
+            println!(
+                "{}",
+                json!({
+                    "pages": pages,
+                    "items": crawler.stats.get_int("item_scraped_count"),
+                    "seconds": secs,
+                    "pages_per_second": pages as f64 / secs,
+                })
+            );
+        }
+        Err(f) => {
+            eprintln!("crawl failed: {f}");
+            std::process::exit(1);
+        }
+    }
+}

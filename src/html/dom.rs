@@ -1,0 +1,368 @@
+//! The arena tree: [`Document`], [`Node`], [`ElementRef`].
+//!
+//! Nodes are stored in document order, and a node's descendants are exactly the ids
+//! between it and its `end` (nothing is ever re-parented), so "every descendant
+//! matching a selector" is a scan over a contiguous slice.
+
+use std::fmt;
+
+/// No node.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// A node's index in its document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub u32);
+
+/// A `(start, len)` slice of the document's string buffer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub(crate) start: u32,
+    pub(crate) len: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Document,
+    Element {
+        name: Span,
+        key: u64,
+        attrs: u32,
+        attrs_len: u32,
+    },
+    Text(Span),
+}
+
+/// One node: links to its relatives and what it is.
+#[derive(Clone, Copy, Debug)]
+pub struct Node {
+    pub(crate) parent: u32,
+    pub(crate) first_child: u32,
+    pub(crate) last_child: u32,
+    pub(crate) prev: u32,
+    pub(crate) next: u32,
+    /// One past the last descendant.
+    pub(crate) end: u32,
+    pub(crate) kind: Kind,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Attr {
+    pub(crate) name: Span,
+    pub(crate) key: u64,
+    pub(crate) value: Span,
+}
+
+/// A name as a `u64`: the bytes themselves when they fit (exact), else an FNV hash with
+/// the top bit set. Tag and attribute comparisons on hot paths compare these.
+pub const fn name_key(name: &str) -> u64 {
+    let b = name.as_bytes();
+    if b.len() <= 8 {
+        let mut k = 0u64;
+        let mut i = 0;
+        while i < b.len() {
+            k |= (b[i] as u64) << (8 * i);
+            i += 1;
+        }
+        k
+    } else {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        let mut i = 0;
+        while i < b.len() {
+            h = (h ^ b[i] as u64).wrapping_mul(0x0100_0000_01b3);
+            i += 1;
+        }
+        h | 1 << 63
+    }
+}
+
+/// A parsed HTML document.
+#[derive(Clone, Default)]
+pub struct Document {
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) attrs: Vec<Attr>,
+    pub(crate) buf: String,
+}
+
+impl Document {
+    /// Parses an HTML document.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use trawl::html::{Document, Selector};
+    ///
+    /// let doc = Document::parse("<div class=q><span>One</span></div><div class=q>Two</div>");
+    /// let sel = Selector::parse("div.q").unwrap();
+    /// let texts: Vec<String> = doc.select(&sel).iter().map(|e| e.text_content()).collect();
+    /// assert_eq!(texts, ["One", "Two"]);
+    /// ```
+    pub fn parse(html: &str) -> Self {
+        super::parse::parse(html)
+    }
+
+    pub(crate) fn str(&self, span: Span) -> &str {
+        self.buf
+            .get(span.start as usize..(span.start + span.len) as usize)
+            .unwrap_or("")
+    }
+
+    /// The number of nodes (document, elements and texts).
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the document has no node but itself.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.len() <= 1
+    }
+
+    /// The root element (`<html>`, supplied when missing).
+    pub fn root_element(&self) -> Option<ElementRef<'_>> {
+        let root = self.nodes.first()?;
+        let mut child = root.first_child;
+        while child != NONE {
+            if let Some(e) = ElementRef::new(self, child) {
+                return Some(e);
+            }
+            child = self.nodes[child as usize].next;
+        }
+        None
+    }
+
+    /// Every element, in document order.
+    pub fn elements(&self) -> impl Iterator<Item = ElementRef<'_>> + '_ {
+        (1..self.nodes.len() as u32).filter_map(move |id| ElementRef::new(self, id))
+    }
+
+    /// Every element matching `selector`, in document order.
+    pub fn select(&self, selector: &super::Selector) -> Vec<ElementRef<'_>> {
+        let mut out = Vec::new();
+        let mut cache = super::select::MatchCache::default();
+        for id in 1..self.nodes.len() as u32 {
+            if let Some(e) = ElementRef::new(self, id)
+                && selector.matches_with(&e, &mut cache)
+            {
+                out.push(e);
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Debug for Document {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Document")
+            .field("nodes", &self.nodes.len())
+            .finish()
+    }
+}
+
+/// An element of a document.
+#[derive(Clone, Copy)]
+pub struct ElementRef<'a> {
+    pub(crate) doc: &'a Document,
+    pub(crate) id: u32,
+}
+
+impl<'a> ElementRef<'a> {
+    pub(crate) fn new(doc: &'a Document, id: u32) -> Option<Self> {
+        match doc.nodes.get(id as usize)?.kind {
+            Kind::Element { .. } => Some(Self { doc, id }),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn node(&self) -> &'a Node {
+        &self.doc.nodes[self.id as usize]
+    }
+
+    /// The node id.
+    pub fn id(&self) -> NodeId {
+        NodeId(self.id)
+    }
+
+    /// The tag name's [`name_key`].
+    pub fn name_key(&self) -> u64 {
+        match self.node().kind {
+            Kind::Element { key, .. } => key,
+            _ => 0,
+        }
+    }
+
+    /// The value of the attribute whose name has key `key` ([`name_key`]).
+    pub fn attr_by_key(&self, key: u64) -> Option<&'a str> {
+        self.attr_slice()
+            .iter()
+            .find(|a| a.key == key)
+            .map(|a| self.doc.str(a.value))
+    }
+
+    /// The tag name, lower case.
+    pub fn name(&self) -> &'a str {
+        match self.node().kind {
+            Kind::Element { name, .. } => self.doc.str(name),
+            _ => "",
+        }
+    }
+
+    fn attr_slice(&self) -> &'a [super::dom::Attr] {
+        match self.node().kind {
+            Kind::Element {
+                attrs, attrs_len, ..
+            } => self
+                .doc
+                .attrs
+                .get(attrs as usize..(attrs + attrs_len) as usize)
+                .unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+
+    /// An attribute's value (names are lower case).
+    pub fn attr(&self, name: &str) -> Option<&'a str> {
+        let key = name_key(name);
+        if name.len() <= 8 {
+            // Short keys are the bytes themselves: equal keys mean equal names.
+            return self.attr_by_key(key);
+        }
+        self.attr_slice()
+            .iter()
+            .find(|a| a.key == key && self.doc.str(a.name) == name)
+            .map(|a| self.doc.str(a.value))
+    }
+
+    /// Every attribute as `(name, value)`.
+    pub fn attrs(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        let doc = self.doc;
+        self.attr_slice()
+            .iter()
+            .map(move |a| (doc.str(a.name), doc.str(a.value)))
+    }
+
+    /// The parent element.
+    pub fn parent_element(&self) -> Option<ElementRef<'a>> {
+        ElementRef::new(self.doc, self.node().parent)
+    }
+
+    /// The texts directly inside this element (parsel's `::text`).
+    pub fn child_texts(&self) -> impl Iterator<Item = &'a str> + 'a {
+        let doc = self.doc;
+        let mut child = self.node().first_child;
+        std::iter::from_fn(move || {
+            while child != NONE {
+                let node = &doc.nodes[child as usize];
+                child = node.next;
+                if let Kind::Text(span) = node.kind {
+                    return Some(doc.str(span));
+                }
+            }
+            None
+        })
+    }
+
+    /// Every text inside this element, in order.
+    pub fn texts(&self) -> impl Iterator<Item = &'a str> + 'a {
+        let doc = self.doc;
+        let node = self.node();
+        (self.id + 1..node.end).filter_map(move |i| match doc.nodes[i as usize].kind {
+            Kind::Text(span) => Some(doc.str(span)),
+            _ => None,
+        })
+    }
+
+    /// All text inside this element, concatenated.
+    pub fn text_content(&self) -> String {
+        self.texts().collect()
+    }
+
+    /// Descendant elements matching `selector`, in document order.
+    pub fn select(&self, selector: &super::Selector) -> Vec<ElementRef<'a>> {
+        let mut out = Vec::new();
+        let mut cache = super::select::MatchCache::default();
+        for id in self.id + 1..self.node().end {
+            if let Some(e) = ElementRef::new(self.doc, id)
+                && selector.matches_with(&e, &mut cache)
+            {
+                out.push(e);
+            }
+        }
+        out
+    }
+
+    /// Whether this element matches `selector`.
+    pub fn matches(&self, selector: &super::Selector) -> bool {
+        selector.matches_with(self, &mut super::select::MatchCache::default())
+    }
+
+    /// The element serialized as HTML (outer HTML).
+    pub fn html(&self) -> String {
+        let mut out = String::new();
+        self.serialize(self.id, &mut out);
+        out
+    }
+
+    fn serialize(&self, id: u32, out: &mut String) {
+        let doc = self.doc;
+        let node = &doc.nodes[id as usize];
+        match node.kind {
+            Kind::Text(span) => {
+                let parent = ElementRef::new(doc, node.parent)
+                    .map(|p| p.name())
+                    .unwrap_or("");
+                if super::parse::is_raw_text(parent) {
+                    out.push_str(doc.str(span));
+                } else {
+                    escape(doc.str(span), false, out);
+                }
+            }
+            Kind::Element { .. } => {
+                let e = ElementRef { doc, id };
+                out.push('<');
+                out.push_str(e.name());
+                for (k, v) in e.attrs() {
+                    out.push(' ');
+                    out.push_str(k);
+                    out.push_str("=\"");
+                    escape(v, true, out);
+                    out.push('"');
+                }
+                out.push('>');
+                if super::parse::is_void(e.name()) {
+                    return;
+                }
+                let mut child = node.first_child;
+                while child != NONE {
+                    self.serialize(child, out);
+                    child = doc.nodes[child as usize].next;
+                }
+                out.push_str("</");
+                out.push_str(e.name());
+                out.push('>');
+            }
+            Kind::Document => {}
+        }
+    }
+}
+
+fn escape(s: &str, attr: bool, out: &mut String) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' if !attr => out.push_str("&lt;"),
+            '>' if !attr => out.push_str("&gt;"),
+            '"' if attr => out.push_str("&quot;"),
+            '\u{a0}' => out.push_str("&nbsp;"),
+            c => out.push(c),
+        }
+    }
+}
+
+impl fmt::Debug for ElementRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<{}", self.name())?;
+        for (k, v) in self.attrs() {
+            write!(f, " {k}={v:?}")?;
+        }
+        write!(f, ">")
+    }
+}

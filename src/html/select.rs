@@ -1,0 +1,396 @@
+//! CSS selectors over [`ElementRef`] with the `selectors` crate: parsing (through
+//! `cssparser`) and matching (the `selectors::Element` implementation).
+
+use std::fmt;
+
+use cssparser::ToCss;
+use precomputed_hash::PrecomputedHash;
+use selectors::attr::{AttrSelectorOperation, CaseSensitivity, NamespaceConstraint};
+use selectors::bloom::BloomFilter;
+use selectors::matching::{self, MatchingContext, MatchingMode, SelectorCaches};
+use selectors::parser::{self, ParseRelative, SelectorList, SelectorParseErrorKind};
+use selectors::{Element, OpaqueElement};
+
+use super::dom::{ElementRef, Kind, NONE};
+
+/// Names in selectors: the text and its [`name_key`](super::name_key).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CssName(String, u64);
+
+impl<'a> From<&'a str> for CssName {
+    fn from(s: &'a str) -> Self {
+        Self(s.to_owned(), super::dom::name_key(s))
+    }
+}
+
+impl ToCss for CssName {
+    fn to_css<W: fmt::Write>(&self, dest: &mut W) -> fmt::Result {
+        dest.write_str(&self.0)
+    }
+}
+
+impl PrecomputedHash for CssName {
+    fn precomputed_hash(&self) -> u32 {
+        (self.1 ^ self.1 >> 32) as u32
+    }
+}
+
+/// Attribute values in selectors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CssValue(String);
+
+impl<'a> From<&'a str> for CssValue {
+    fn from(s: &'a str) -> Self {
+        Self(s.to_owned())
+    }
+}
+
+impl AsRef<str> for CssValue {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl ToCss for CssValue {
+    fn to_css<W: fmt::Write>(&self, dest: &mut W) -> fmt::Result {
+        cssparser::serialize_string(&self.0, dest)
+    }
+}
+
+/// No non-tree-structural pseudo-classes are supported (`:hover` never matches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PseudoClass {}
+
+impl parser::NonTSPseudoClass for PseudoClass {
+    fn is_active_or_hover(&self) -> bool {
+        false
+    }
+
+    fn is_user_action_state(&self) -> bool {
+        false
+    }
+}
+
+impl ToCss for PseudoClass {
+    fn to_css<W: fmt::Write>(&self, _dest: &mut W) -> fmt::Result {
+        Ok(())
+    }
+}
+
+/// No pseudo-elements (parsel's `::text` and `::attr()` are handled above the engine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PseudoElement {}
+
+impl parser::PseudoElement for PseudoElement {}
+
+impl ToCss for PseudoElement {
+    fn to_css<W: fmt::Write>(&self, _dest: &mut W) -> fmt::Result {
+        Ok(())
+    }
+}
+
+/// The selector implementation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Simple;
+
+impl parser::SelectorImpl for Simple {
+    type ExtraMatchingData<'a> = ();
+    type AttrValue = CssValue;
+    type Identifier = CssName;
+    type LocalName = CssName;
+    type NamespaceUrl = CssName;
+    type NamespacePrefix = CssName;
+    type BorrowedNamespaceUrl = CssName;
+    type BorrowedLocalName = CssName;
+    type NonTSPseudoClass = PseudoClass;
+    type PseudoElement = PseudoElement;
+}
+
+struct SelectorParser;
+
+impl<'i> parser::Parser<'i> for SelectorParser {
+    type Impl = Simple;
+    type Error = SelectorParseErrorKind;
+
+    fn parse_is_and_where(&self) -> bool {
+        true
+    }
+
+    fn parse_has(&self) -> bool {
+        true
+    }
+}
+
+/// A selector could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SelectorError {
+    /// The selector text.
+    pub selector: String,
+    /// The parser's message.
+    pub reason: String,
+}
+
+impl fmt::Display for SelectorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid CSS selector {:?}: {}",
+            self.selector, self.reason
+        )
+    }
+}
+
+impl std::error::Error for SelectorError {}
+
+/// A parsed CSS selector list.
+#[derive(Clone)]
+pub struct Selector {
+    list: SelectorList<Simple>,
+}
+
+/// Matching caches (`:nth-child` and friends).
+#[derive(Default)]
+pub(crate) struct MatchCache(SelectorCaches);
+
+impl Selector {
+    /// Parses a selector list (`div.quote > span.text, a[href]`).
+    ///
+    /// # Errors
+    ///
+    /// The text is not a valid selector list.
+    pub fn parse(css: &str) -> Result<Self, SelectorError> {
+        let mut parser = cssparser::Parser::new(css);
+        SelectorList::parse(&SelectorParser, &mut parser, ParseRelative::No)
+            .map(|list| Self { list })
+            .map_err(|e| SelectorError {
+                selector: css.to_owned(),
+                reason: format!("{:?}", e.kind),
+            })
+    }
+
+    pub(crate) fn matches_with(&self, element: &ElementRef<'_>, cache: &mut MatchCache) -> bool {
+        let mut context = MatchingContext::new(
+            MatchingMode::Normal,
+            None,
+            &mut cache.0,
+            selectors::context::QuirksMode::NoQuirks,
+            selectors::matching::NeedsSelectorFlags::No,
+            selectors::matching::MatchingForInvalidation::No,
+        );
+        matching::matches_selector_list(&self.list, element, &mut context)
+    }
+}
+
+impl fmt::Debug for Selector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Selector({})", self.list.to_css_string())
+    }
+}
+
+impl fmt::Debug for MatchCache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("MatchCache")
+    }
+}
+
+const HTML_NS: &str = "http://www.w3.org/1999/xhtml";
+
+impl<'a> ElementRef<'a> {
+    fn sibling(&self, forward: bool) -> Option<Self> {
+        let mut id = if forward {
+            self.node().next
+        } else {
+            self.node().prev
+        };
+        while id != NONE {
+            if let Some(e) = ElementRef::new(self.doc, id) {
+                return Some(e);
+            }
+            let n = &self.doc.nodes[id as usize];
+            id = if forward { n.next } else { n.prev };
+        }
+        None
+    }
+}
+
+impl Element for ElementRef<'_> {
+    type Impl = Simple;
+
+    fn opaque(&self) -> OpaqueElement {
+        OpaqueElement::new(self.node())
+    }
+
+    fn parent_element(&self) -> Option<Self> {
+        ElementRef::parent_element(self)
+    }
+
+    fn parent_node_is_shadow_root(&self) -> bool {
+        false
+    }
+
+    fn containing_shadow_host(&self) -> Option<Self> {
+        None
+    }
+
+    fn is_pseudo_element(&self) -> bool {
+        false
+    }
+
+    fn prev_sibling_element(&self) -> Option<Self> {
+        self.sibling(false)
+    }
+
+    fn next_sibling_element(&self) -> Option<Self> {
+        self.sibling(true)
+    }
+
+    fn first_element_child(&self) -> Option<Self> {
+        let mut id = self.node().first_child;
+        while id != NONE {
+            if let Some(e) = ElementRef::new(self.doc, id) {
+                return Some(e);
+            }
+            id = self.doc.nodes[id as usize].next;
+        }
+        None
+    }
+
+    fn is_html_element_in_html_document(&self) -> bool {
+        true
+    }
+
+    fn has_local_name(&self, name: &CssName) -> bool {
+        self.name_key() == name.1 && (name.0.len() <= 8 || self.name() == name.0)
+    }
+
+    fn has_namespace(&self, ns: &CssName) -> bool {
+        ns.0 == HTML_NS
+    }
+
+    fn is_same_type(&self, other: &Self) -> bool {
+        self.name_key() == other.name_key() && self.name() == other.name()
+    }
+
+    fn attr_matches(
+        &self,
+        ns: &NamespaceConstraint<&CssName>,
+        local_name: &CssName,
+        operation: &AttrSelectorOperation<&CssValue>,
+    ) -> bool {
+        if let NamespaceConstraint::Specific(url) = ns
+            && !url.0.is_empty()
+        {
+            return false;
+        }
+        match self.attr(&local_name.0) {
+            Some(v) => operation.eval_str(v),
+            None => false,
+        }
+    }
+
+    fn match_non_ts_pseudo_class(
+        &self,
+        pc: &PseudoClass,
+        _context: &mut MatchingContext<'_, Simple>,
+    ) -> bool {
+        match *pc {}
+    }
+
+    fn match_pseudo_element(
+        &self,
+        pe: &PseudoElement,
+        _context: &mut MatchingContext<'_, Simple>,
+    ) -> bool {
+        match *pe {}
+    }
+
+    fn apply_selector_flags(&self, _flags: matching::ElementSelectorFlags) {}
+
+    fn is_link(&self) -> bool {
+        matches!(self.name(), "a" | "area" | "link") && self.attr("href").is_some()
+    }
+
+    fn is_html_slot_element(&self) -> bool {
+        false
+    }
+
+    fn has_id(&self, id: &CssName, case_sensitivity: CaseSensitivity) -> bool {
+        self.attr("id")
+            .is_some_and(|v| case_sensitivity.eq(v.as_bytes(), id.0.as_bytes()))
+    }
+
+    fn has_class(&self, name: &CssName, case_sensitivity: CaseSensitivity) -> bool {
+        self.attr("class").is_some_and(|v| {
+            v.split_ascii_whitespace()
+                .any(|c| case_sensitivity.eq(c.as_bytes(), name.0.as_bytes()))
+        })
+    }
+
+    fn has_custom_state(&self, _name: &CssName) -> bool {
+        false
+    }
+
+    fn imported_part(&self, _name: &CssName) -> Option<CssName> {
+        None
+    }
+
+    fn is_part(&self, _name: &CssName) -> bool {
+        false
+    }
+
+    fn is_empty(&self) -> bool {
+        let mut id = self.node().first_child;
+        while id != NONE {
+            let n = &self.doc.nodes[id as usize];
+            match n.kind {
+                Kind::Element { .. } => return false,
+                Kind::Text(span) if span.len > 0 => return false,
+                _ => {}
+            }
+            id = n.next;
+        }
+        true
+    }
+
+    fn is_root(&self) -> bool {
+        self.node().parent == 0
+    }
+
+    fn add_element_unique_hashes(&self, _filter: &mut BloomFilter) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::html::{Document, Selector};
+
+    fn sel(doc: &Document, css: &str) -> Vec<String> {
+        doc.select(&Selector::parse(css).unwrap())
+            .iter()
+            .map(|e| e.html())
+            .collect()
+    }
+
+    #[test]
+    fn selector_features() {
+        let doc = Document::parse(
+            r#"<html><body><div id=main class="a b"><p class=x>1</p><p>2</p><span lang="en-US">3</span></div>
+               <ul><li>a</li><li class=last>b</li></ul><a href="/x">x</a><a name=y>y</a></body></html>"#,
+        );
+        assert_eq!(sel(&doc, "#main > p.x"), ["<p class=\"x\">1</p>"]);
+        assert_eq!(sel(&doc, "div.a.b p:nth-child(2)"), ["<p>2</p>"]);
+        assert_eq!(sel(&doc, "[lang|=en]"), ["<span lang=\"en-US\">3</span>"]);
+        assert_eq!(sel(&doc, "li:last-child"), ["<li class=\"last\">b</li>"]);
+        assert_eq!(sel(&doc, "p + span").len(), 1);
+        assert_eq!(sel(&doc, "a[href^='/']").len(), 1);
+        assert_eq!(sel(&doc, "div:has(span)").len(), 1);
+        assert_eq!(sel(&doc, ":root").len(), 1);
+        assert_eq!(sel(&doc, "ul li:not(.last)"), ["<li>a</li>"]);
+        assert!(Selector::parse("div[").is_err());
+        assert!(
+            Selector::parse("p:hover").is_err(),
+            "no dynamic pseudo-classes"
+        );
+    }
+}
