@@ -40,15 +40,16 @@ fn crawl_the_fixture_site_exactly_once_with_every_item_exported() {
 
     let (expected_urls, expected_items) = server.site().expected_crawl();
     // The server's view: every page requested exactly once; /index.html twice (the
-    // start request bypasses the dupefilter, as in Scrapy).
+    // start request bypasses the dupefilter, as in Scrapy); robots.txt once.
     let targets = server.stats().targets();
     for i in 0..pages {
         let path = trawl::testing::Site::page_path(i);
         assert_eq!(targets.get(&path), Some(&1), "{path}");
     }
     assert_eq!(targets.get("/index.html"), Some(&2));
+    assert_eq!(targets.get("/robots.txt"), Some(&1));
     let fetched: u32 = targets.values().sum();
-    assert_eq!(fetched as usize, expected_urls.len() + 1);
+    assert_eq!(fetched as usize, expected_urls.len() + 2);
     assert!(
         targets.keys().all(|t| !t.contains('#')),
         "fragments never sent"
@@ -81,6 +82,9 @@ fn crawl_the_fixture_site_exactly_once_with_every_item_exported() {
     assert_eq!(n("downloader/response_status_count/200") as u32, fetched);
     assert_eq!(n("response_received_count") as u32, fetched);
     assert_eq!(n("downloader/request_count") as u32, fetched);
+    assert_eq!(n("robotstxt/request_count"), 1);
+    assert_eq!(n("robotstxt/response_status_count/200"), 1);
+    assert_eq!(n("robotstxt/forbidden"), 0);
     assert_eq!(stats.get_value("finish_reason"), Some(json!("finished")));
     assert_eq!(server.stats().requests() as u32, fetched);
     std::fs::remove_dir_all(&dir).ok();

@@ -507,7 +507,21 @@ impl Inner {
     ) {
         let target = format!("{}:{}", ctx.key.host, ctx.key.port);
         let mut headers = Headers::new();
-        if let Some(auth) = ctx.req.proxy.as_ref().and_then(proxy_authorization) {
+        // Credentials for the proxy: the proxy URL's user info, else a
+        // `Proxy-Authorization` header on the request (the proxy middleware moves URL
+        // credentials there). They go in the CONNECT only, never through the tunnel.
+        let auth = ctx
+            .req
+            .proxy
+            .as_ref()
+            .and_then(proxy_authorization)
+            .or_else(|| {
+                ctx.req
+                    .headers
+                    .get_str("proxy-authorization")
+                    .map(str::to_owned)
+            });
+        if let Some(auth) = auth {
             headers.append("Proxy-Authorization", auth);
         }
         headers.append("Connection", "keep-alive");
@@ -587,7 +601,8 @@ impl Inner {
     }
 }
 
-fn proxy_authorization(proxy: &Url) -> Option<String> {
+/// `Basic` credentials from a proxy URL's user info (percent-decoded), if it has any.
+pub fn proxy_authorization(proxy: &Url) -> Option<String> {
     if proxy.username().is_empty() && proxy.password().is_none() {
         return None;
     }

@@ -10,6 +10,9 @@
 //! (Scrapy's `IGNORED_EXTENSIONS` by default) and allowed/denied domains, optionally
 //! canonicalised, and deduplicated by URL (`unique`).
 
+use std::rc::Rc;
+
+use regex::Regex;
 use url::Url;
 
 use super::response::Response;
@@ -52,7 +55,7 @@ pub struct RawLink {
 
 /// Extracts links from HTML responses. Configure with the builder methods; the
 /// defaults are Scrapy's.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct LinkExtractor {
     tags: Vec<String>,
     attrs: Vec<String>,
@@ -62,7 +65,41 @@ pub struct LinkExtractor {
     deny_extensions: crate::util::FxHashSet<String>,
     allow_domains: Vec<String>,
     deny_domains: Vec<String>,
+    allow: Vec<Regex>,
+    deny: Vec<Regex>,
+    restrict_text: Vec<Regex>,
+    restrict_css: Vec<String>,
+    process_value: Option<ProcessValue>,
     with_text: bool,
+}
+
+impl std::fmt::Debug for LinkExtractor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinkExtractor")
+            .field("tags", &self.tags)
+            .field("attrs", &self.attrs)
+            .field(
+                "allow",
+                &self.allow.iter().map(Regex::as_str).collect::<Vec<_>>(),
+            )
+            .field(
+                "deny",
+                &self.deny.iter().map(Regex::as_str).collect::<Vec<_>>(),
+            )
+            .field("allow_domains", &self.allow_domains)
+            .field("deny_domains", &self.deny_domains)
+            .field("restrict_css", &self.restrict_css)
+            .field("unique", &self.unique)
+            .field("canonicalize", &self.canonicalize)
+            .finish()
+    }
+}
+
+/// Scrapy's `process_value` callable.
+type ProcessValue = Rc<dyn Fn(&str) -> Option<String>>;
+
+fn compile(patterns: &[&str]) -> Result<Vec<Regex>, regex::Error> {
+    patterns.iter().map(|p| Regex::new(p)).collect()
 }
 
 impl Default for LinkExtractor {
@@ -75,6 +112,11 @@ impl Default for LinkExtractor {
             deny_extensions: IGNORED_EXTENSIONS.iter().map(|e| (*e).to_owned()).collect(),
             allow_domains: Vec::new(),
             deny_domains: Vec::new(),
+            allow: Vec::new(),
+            deny: Vec::new(),
+            restrict_text: Vec::new(),
+            restrict_css: Vec::new(),
+            process_value: None,
             with_text: true,
         }
     }
@@ -150,6 +192,60 @@ impl LinkExtractor {
         self
     }
 
+    /// Only URLs matching one of these regular expressions (searched anywhere in the
+    /// absolute URL, as Python's `re.search`).
+    ///
+    /// # Errors
+    ///
+    /// A pattern that does not compile.
+    pub fn allow(mut self, patterns: &[&str]) -> Result<Self, regex::Error> {
+        self.allow = compile(patterns)?;
+        Ok(self)
+    }
+
+    /// Never URLs matching one of these regular expressions (deny wins over allow).
+    ///
+    /// # Errors
+    ///
+    /// A pattern that does not compile.
+    pub fn deny(mut self, patterns: &[&str]) -> Result<Self, regex::Error> {
+        self.deny = compile(patterns)?;
+        Ok(self)
+    }
+
+    /// Only links whose text matches one of these regular expressions.
+    ///
+    /// # Errors
+    ///
+    /// A pattern that does not compile.
+    pub fn restrict_text(mut self, patterns: &[&str]) -> Result<Self, regex::Error> {
+        self.restrict_text = compile(patterns)?;
+        if !self.restrict_text.is_empty() {
+            self.with_text = true;
+        }
+        Ok(self)
+    }
+
+    /// Only links inside elements matching these CSS selectors.
+    pub fn restrict_css<S: Into<String>>(mut self, selectors: impl IntoIterator<Item = S>) -> Self {
+        self.restrict_css = selectors.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Transforms (or, returning `None`, drops) each attribute value before it is
+    /// joined with the base URL (Scrapy's `process_value`).
+    pub fn process_value(mut self, f: impl Fn(&str) -> Option<String> + 'static) -> Self {
+        self.process_value = Some(Rc::new(f));
+        self
+    }
+
+    fn url_allowed(&self, url: &str) -> bool {
+        if !self.allow.is_empty() && !self.allow.iter().any(|r| r.is_match(url)) {
+            return false;
+        }
+        !self.deny.iter().any(|r| r.is_match(url))
+    }
+
     /// The links of `response`, filtered and (with `unique`) deduplicated.
     pub fn extract_links(&self, response: &Response) -> Vec<Link> {
         let base = response.base_url().clone();
@@ -158,9 +254,23 @@ impl LinkExtractor {
         let mut seen: crate::util::FxHashSet<u64> = crate::util::FxHashSet::default();
         let mut out = Vec::new();
         let mut handle = |raw: RawLink| {
-            let href = raw
-                .href
-                .trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c'));
+            let processed;
+            let mut href = raw.href.as_str();
+            if let Some(f) = &self.process_value {
+                match f(href) {
+                    Some(v) => {
+                        processed = v;
+                        href = &processed;
+                    }
+                    None => return,
+                }
+            }
+            let href = href.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c'));
+            if !self.restrict_text.is_empty()
+                && !self.restrict_text.iter().any(|r| r.is_match(&raw.text))
+            {
+                return;
+            }
             let Ok(mut url) = base.join(href) else { return };
             if !matches!(url.scheme(), "http" | "https" | "file" | "ftp") {
                 return;
@@ -174,6 +284,9 @@ impl LinkExtractor {
             {
                 url = u;
             }
+            if !self.url_allowed(url.as_str()) {
+                return;
+            }
             if self.unique && !seen.insert(crate::util::fx_hash(url.as_str().as_bytes())) {
                 return;
             }
@@ -184,6 +297,19 @@ impl LinkExtractor {
                 nofollow: raw.nofollow,
             });
         };
+        if !self.restrict_css.is_empty() {
+            let doc = response.document();
+            for css in &self.restrict_css {
+                let Ok(sel) = crate::html::Selector::parse(css) else {
+                    log::error!("LinkExtractor: invalid restrict_css selector {css:?}");
+                    continue;
+                };
+                for region in doc.select(&sel) {
+                    region_links(region, &self.tags, &self.attrs, self.with_text, &mut handle);
+                }
+            }
+            return out;
+        }
         // A DOM built for CSS selection already has the links: do not tokenize twice.
         match response.document_if_parsed() {
             Some(doc) => dom_links(doc, &self.tags, &self.attrs, self.with_text, &mut handle),
@@ -225,6 +351,52 @@ impl LinkExtractor {
     }
 }
 
+fn element_links(
+    e: crate::html::ElementRef<'_>,
+    attrs: &[String],
+    with_text: bool,
+    found: &mut impl FnMut(RawLink),
+) {
+    let mut text: Option<String> = None;
+    let nofollow = e.attr("rel").is_some_and(|r| {
+        r.split_ascii_whitespace()
+            .any(|t| t.eq_ignore_ascii_case("nofollow"))
+    });
+    for (k, v) in e.attrs() {
+        if attrs.iter().any(|a| a == k) {
+            let text = if with_text {
+                text.get_or_insert_with(|| e.text_content()).clone()
+            } else {
+                String::new()
+            };
+            found(RawLink {
+                href: v.to_owned(),
+                text,
+                nofollow,
+            });
+        }
+    }
+}
+
+/// The links inside `region` (the region itself included), in document order.
+fn region_links(
+    region: crate::html::ElementRef<'_>,
+    tags: &[String],
+    attrs: &[String],
+    with_text: bool,
+    found: &mut impl FnMut(RawLink),
+) {
+    if tags.iter().any(|t| t.eq_ignore_ascii_case(region.name())) {
+        element_links(region, attrs, with_text, found);
+    }
+    let css = tags.join(", ");
+    if let Ok(sel) = crate::html::Selector::parse(&css) {
+        for e in region.select(&sel) {
+            element_links(e, attrs, with_text, found);
+        }
+    }
+}
+
 /// The links of an already parsed document, in document order.
 pub fn dom_links(
     doc: &crate::html::Document,
@@ -243,25 +415,7 @@ pub fn dom_links(
         {
             continue;
         }
-        let mut text: Option<String> = None;
-        let nofollow = e.attr("rel").is_some_and(|r| {
-            r.split_ascii_whitespace()
-                .any(|t| t.eq_ignore_ascii_case("nofollow"))
-        });
-        for (k, v) in e.attrs() {
-            if attrs.iter().any(|a| a == k) {
-                let text = if with_text {
-                    text.get_or_insert_with(|| e.text_content()).clone()
-                } else {
-                    String::new()
-                };
-                found(RawLink {
-                    href: v.to_owned(),
-                    text,
-                    nofollow,
-                });
-            }
-        }
+        element_links(e, attrs, with_text, &mut found);
     }
 }
 

@@ -20,6 +20,7 @@
 
 mod canonical;
 pub mod crawler;
+pub mod crawlspider;
 pub mod downloader;
 pub mod dupefilter;
 pub mod engine;
@@ -32,10 +33,12 @@ pub mod middlewares;
 pub mod pipeline;
 pub mod request;
 pub mod response;
+pub mod robots;
 pub mod scheduler;
 pub mod scraper;
 pub mod settings;
 pub mod signals;
+pub mod sitemap;
 pub mod spider;
 pub mod spidermw;
 pub mod stats;
@@ -44,11 +47,13 @@ use std::rc::Rc;
 
 pub use canonical::canonicalize_url;
 pub use crawler::{Crawler, Registry};
+pub use crawlspider::{CrawlSpider, Rule};
 pub use item::Item;
 pub use linkextract::{Link, LinkExtractor};
 pub use request::{Meta, Method, Request};
 pub use response::{Response, Selection};
 pub use settings::{Priority, Settings};
+pub use sitemap::SitemapSpider;
 pub use spider::{CallbackResult, Output, Spider};
 
 use crate::defer::Failure;

@@ -468,6 +468,24 @@ impl Request {
         self
     }
 
+    /// Asks for this request not to be sent before `secs` seconds from when it is
+    /// scheduled (meta `download_delay`; Scrapy #802). The wait happens in the
+    /// scheduler: the request holds no download slot meanwhile and blocks no other
+    /// request. The absolute time is kept in meta `not_before`, so it survives disk
+    /// and Redis queues.
+    pub fn with_delay(mut self, secs: f64) -> Self {
+        self.meta.insert_static("download_delay", secs);
+        self
+    }
+
+    /// Replaces the request's cookies (`request.cookies` in Scrapy).
+    pub fn set_cookies(&mut self, cookies: Vec<(String, String)>) {
+        if cookies.is_empty() && self.extra.is_none() {
+            return;
+        }
+        self.extra_mut().cookies = cookies;
+    }
+
     /// The encoding used for the URL and form bodies (`utf-8` by default).
     pub fn encoding(&self) -> &str {
         self.extra

@@ -120,6 +120,18 @@ impl Response {
         }
     }
 
+    /// Whether this is an HTML page (Scrapy's `HtmlResponse`): a `Content-Type`
+    /// naming HTML, or no type and a body that starts like markup.
+    pub fn is_html(&self) -> bool {
+        match self.inner.headers.get_str("Content-Type") {
+            Some(ct) => {
+                let ct = ct.to_ascii_lowercase();
+                ct.contains("html")
+            }
+            None => self.inner.body.trim_ascii_start().starts_with(b"<"),
+        }
+    }
+
     /// The URL.
     pub fn url(&self) -> &Url {
         &self.inner.url

@@ -11,10 +11,19 @@
 //! own queues (`SCHEDULER_START_MEMORY_QUEUE`, FIFO) and non-start requests pop first;
 //! others use `SCHEDULER_MEMORY_QUEUE` (LIFO by default, depth-first as in Scrapy).
 //!
+//! Per-request delays (Scrapy #802, never merged there): a request with meta
+//! `download_delay` (`Request::with_delay`) gets an absolute `not_before` time (wall
+//! seconds on the crawler's clock) when it is enqueued, and waits in a [`DelayedQueue`]
+//! — not in a download slot, so it holds no concurrency and blocks nothing behind it.
+//! A timer wakes the engine when the earliest one is due; `has_pending_requests` stays
+//! true meanwhile, so the spider does not close. The time is absolute and kept in the
+//! request's meta, so it survives any queue the request is serialised into.
+//!
 //! The disk queue seam: `enqueue_request` tries `push_disk` before memory and
 //! `next_request` pops memory before disk, as Scrapy does; the JOBDIR issue fills it in.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 use std::fmt;
 use std::rc::Rc;
 
@@ -23,6 +32,12 @@ use super::downloader::{SlotActivity, slot_key};
 use super::dupefilter::RfpDupeFilter;
 use super::request::Request;
 use crate::defer::Failure;
+
+/// The meta key of a request's relative delay in seconds (`Request::with_delay`).
+pub const DOWNLOAD_DELAY_META: &str = "download_delay";
+
+/// The meta key of a request's absolute not-before time (wall seconds).
+pub const NOT_BEFORE: &str = "not_before";
 
 /// The meta key marking requests that came from `start()`.
 pub const IS_START_REQUEST: &str = "is_start_request";
@@ -241,11 +256,133 @@ impl Queues {
     }
 }
 
+struct Delayed {
+    at: f64,
+    seq: u64,
+    request: Request,
+}
+
+impl PartialEq for Delayed {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Delayed {}
+
+impl PartialOrd for Delayed {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Delayed {
+    // A min-heap on (at, seq) through BinaryHeap's max-heap.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .at
+            .total_cmp(&self.at)
+            .then_with(|| other.seq.cmp(&self.seq))
+    }
+}
+
+/// Requests waiting for their not-before time, earliest first (ties in arrival order),
+/// with the timer that wakes the engine for the earliest. Shared by every scheduler
+/// that honours per-request delays.
+#[derive(Default)]
+pub struct DelayedQueue {
+    heap: BinaryHeap<Delayed>,
+    seq: u64,
+    timer: Option<(f64, crate::reactor::DelayedCall)>,
+}
+
+impl fmt::Debug for DelayedQueue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DelayedQueue")
+            .field("len", &self.heap.len())
+            .field("next", &self.heap.peek().map(|d| d.at))
+            .finish()
+    }
+}
+
+impl DelayedQueue {
+    /// The not-before time of `request` at wall time `now`: meta `not_before`, else
+    /// `now + download_delay` (then written to `not_before`), else `None`.
+    pub fn not_before(request: &mut Request, now: f64) -> Option<f64> {
+        if let Some(at) = request.meta().get_f64(NOT_BEFORE) {
+            return Some(at);
+        }
+        let delay = request.meta().get_f64(DOWNLOAD_DELAY_META)?;
+        if !(delay > 0.0 && delay.is_finite()) {
+            return None;
+        }
+        let at = now + delay;
+        request.meta_mut().insert_static(NOT_BEFORE, at);
+        Some(at)
+    }
+
+    /// Holds `request` until `at`.
+    pub fn push(&mut self, at: f64, request: Request) {
+        self.seq += 1;
+        self.heap.push(Delayed {
+            at,
+            seq: self.seq,
+            request,
+        });
+    }
+
+    /// The earliest request whose time has come by `now`.
+    pub fn pop_due(&mut self, now: f64) -> Option<Request> {
+        if self.heap.peek()?.at <= now {
+            self.heap.pop().map(|d| d.request)
+        } else {
+            None
+        }
+    }
+
+    /// Requests waiting.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Whether none is waiting.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Arms (or re-arms earlier) the wake-up timer for the earliest request: at that
+    /// time `wake` runs (the engine's `nextcall.schedule`).
+    pub fn arm(&mut self, clock: &crate::reactor::Clock, wake: impl FnOnce() + 'static) {
+        let Some(next) = self.heap.peek().map(|d| d.at) else {
+            if let Some((_, call)) = self.timer.take() {
+                let _ = call.cancel();
+            }
+            return;
+        };
+        if let Some((at, call)) = &self.timer {
+            if call.active() && *at <= next {
+                return;
+            }
+            let _ = call.cancel();
+        }
+        let delay = (next - clock.wall_seconds()).max(0.0);
+        self.timer = Some((next, clock.call_later(delay, wake)));
+    }
+
+    /// Cancels the timer (the scheduler is closing).
+    pub fn close(&mut self) {
+        if let Some((_, call)) = self.timer.take() {
+            let _ = call.cancel();
+        }
+    }
+}
+
 /// The default scheduler (Scrapy's `scrapy.core.scheduler.Scheduler`), memory queues.
 pub struct DefaultScheduler {
     crawler: std::rc::Weak<Crawler>,
     dupefilter: RfpDupeFilter,
     mqs: Queues,
+    delayed: DelayedQueue,
     debug: bool,
 }
 
@@ -293,6 +430,7 @@ impl DefaultScheduler {
             crawler: Rc::downgrade(crawler),
             dupefilter: RfpDupeFilter::from_settings(s)?,
             mqs,
+            delayed: DelayedQueue::default(),
             debug: s.get_bool("SCHEDULER_DEBUG")?,
         })
     }
@@ -307,16 +445,44 @@ impl DefaultScheduler {
             c.stats.inc(key);
         }
     }
+
+    fn wall_now(&self) -> f64 {
+        self.crawler
+            .upgrade()
+            .map_or(0.0, |c| c.clock().wall_seconds())
+    }
+
+    fn arm_delayed(&mut self) {
+        let Some(c) = self.crawler.upgrade() else {
+            return;
+        };
+        let weak = self.crawler.clone();
+        self.delayed.arm(c.clock(), move || {
+            if let Some(slot) = weak
+                .upgrade()
+                .and_then(|c| c.engine())
+                .and_then(|e| e.slot())
+            {
+                slot.nextcall().schedule(0.0);
+            }
+        });
+    }
+
+    /// Requests waiting for their not-before time.
+    pub fn delayed_len(&self) -> usize {
+        self.delayed.len()
+    }
 }
 
 impl Scheduler for DefaultScheduler {
     fn close(&mut self, reason: &str) -> Result<(), Failure> {
         self.dupefilter.close(reason);
+        self.delayed.close();
         Ok(())
     }
 
     fn has_pending_requests(&self) -> bool {
-        self.mqs.len() > 0
+        self.mqs.len() > 0 || !self.delayed.is_empty()
     }
 
     fn enqueue_request(&mut self, request: Request) -> bool {
@@ -325,6 +491,20 @@ impl Scheduler for DefaultScheduler {
                 self.dupefilter.log(&request, &c.stats);
             }
             return false;
+        }
+        let mut request = request;
+        let now = self.wall_now();
+        if let Some(at) = DelayedQueue::not_before(&mut request, now)
+            && at > now
+        {
+            if self.debug {
+                log::debug!("Scheduler: {request} waits {:.3} s", at - now);
+            }
+            self.delayed.push(at, request);
+            self.arm_delayed();
+            self.inc("scheduler/enqueued/delayed");
+            self.inc("scheduler/enqueued");
+            return true;
         }
         if self.debug {
             log::debug!("Scheduler: enqueued {request} in memory");
@@ -336,6 +516,17 @@ impl Scheduler for DefaultScheduler {
     }
 
     fn next_request(&mut self) -> Option<Request> {
+        if !self.delayed.is_empty() {
+            let now = self.wall_now();
+            let mut moved = false;
+            while let Some(r) = self.delayed.pop_due(now) {
+                self.mqs.push(r);
+                moved = true;
+            }
+            if moved {
+                self.arm_delayed();
+            }
+        }
         let r = self.mqs.pop()?;
         self.inc("scheduler/dequeued/memory");
         self.inc("scheduler/dequeued");
@@ -343,7 +534,7 @@ impl Scheduler for DefaultScheduler {
     }
 
     fn len(&self) -> usize {
-        self.mqs.len()
+        self.mqs.len() + self.delayed.len()
     }
 }
 

@@ -7,9 +7,11 @@
 //!   headers, Content-Length / chunked / read-until-close bodies, limits).
 //! * [`decode`]: streaming content decoding (gzip, deflate, br) with an output limit, so
 //!   a decompression bomb stops at the limit instead of filling memory.
+//! * [`date`]: HTTP dates (IMF-fixdate, RFC 850, asctime) to and from UNIX seconds.
 //! * [`Headers`]: ordered, multi-valued, case-insensitive header storage shared by
 //!   requests and responses at every layer above.
 
+pub mod date;
 pub mod decode;
 pub mod headers;
 pub mod http1;

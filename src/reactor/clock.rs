@@ -319,7 +319,8 @@ impl TimerQueue {
 
 /// Where a clock's "now" comes from.
 enum TimeSource {
-    Monotonic(Instant),
+    /// The monotonic epoch and the wall-clock time (UNIX seconds) at that epoch.
+    Monotonic(Instant, f64),
     Manual(Cell<u64>),
 }
 
@@ -356,7 +357,10 @@ pub struct Clock {
 impl Clock {
     /// A clock on the system's monotonic time, starting at 0.0 seconds now.
     pub fn monotonic() -> Self {
-        Self::with_source(TimeSource::Monotonic(Instant::now()))
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        Self::with_source(TimeSource::Monotonic(Instant::now(), wall))
     }
 
     fn manual() -> Self {
@@ -380,7 +384,7 @@ impl Clock {
     /// Now, in nanoseconds since the clock's epoch.
     pub(crate) fn now_nanos(&self) -> u64 {
         match &self.inner.source {
-            TimeSource::Monotonic(epoch) => {
+            TimeSource::Monotonic(epoch, _) => {
                 u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
             }
             TimeSource::Manual(now) => now.get(),
@@ -390,6 +394,17 @@ impl Clock {
     /// Now, in seconds since the clock's epoch (Twisted's `seconds()`).
     pub fn seconds(&self) -> f64 {
         nanos_to_secs(self.now_nanos())
+    }
+
+    /// Wall-clock time in UNIX seconds, advancing with this clock: the real clock's
+    /// start time plus [`seconds`](Self::seconds); a [`ManualClock`] starts at the UNIX
+    /// epoch (0.0). Absolute times that outlive the process (a request's not-before
+    /// time in a disk or Redis queue, a cache entry's age) use this.
+    pub fn wall_seconds(&self) -> f64 {
+        match &self.inner.source {
+            TimeSource::Monotonic(_, wall) => wall + self.seconds(),
+            TimeSource::Manual(_) => self.seconds(),
+        }
     }
 
     /// Schedules `f` to run `delay` seconds from now (Twisted's `callLater`).

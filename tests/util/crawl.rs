@@ -173,6 +173,8 @@ pub fn harness(
         Priority::Project,
     );
     st.set("LOGSTATS_INTERVAL", 0, Priority::Project);
+    // Engine tests script every download; robots.txt has its own tests.
+    st.set("ROBOTSTXT_OBEY", false, Priority::Project);
     st.set("RANDOMIZE_DOWNLOAD_DELAY", false, Priority::Project);
     for (k, v) in settings {
         st.set(k, v.clone(), Priority::Project);

@@ -31,6 +31,7 @@ pub struct HttpHandler {
     warnsize: u64,
     fail_on_dataloss: bool,
     verify: bool,
+    decode: bool,
 }
 
 impl HttpHandler {
@@ -59,6 +60,7 @@ impl HttpHandler {
             warnsize: u64::try_from(s.get_int("DOWNLOAD_WARNSIZE")?).unwrap_or(0),
             fail_on_dataloss: s.get_bool("DOWNLOAD_FAIL_ON_DATALOSS")?,
             verify: s.get_bool("DOWNLOAD_VERIFY_CERTIFICATES")?,
+            decode: s.get_bool("COMPRESSION_ENABLED")?,
         })
     }
 
@@ -98,7 +100,7 @@ impl DownloadHandler for HttpHandler {
                 .unwrap_or(self.warnsize),
             proxy,
             verify_tls: self.verify && !meta.get_bool("dont_verify_ssl"),
-            decode_content: true,
+            decode_content: self.decode,
             fail_on_dataloss: match meta.get("download_fail_on_dataloss") {
                 Some(v) => v.as_bool().unwrap_or(true),
                 None => self.fail_on_dataloss,

@@ -73,6 +73,9 @@ pub struct Slot {
     pub concurrency: usize,
     /// Seconds between requests (AutoThrottle adjusts it).
     pub delay: Cell<f64>,
+    /// A floor for `delay` (robots.txt `Crawl-delay` with `ROBOTSTXT_CRAWL_DELAY`);
+    /// AutoThrottle never goes below it.
+    pub min_delay: Cell<f64>,
     randomize: bool,
     jitter: f64,
     active: Cell<usize>,
@@ -87,6 +90,7 @@ impl Slot {
         Self {
             concurrency: concurrency.max(1),
             delay: Cell::new(delay),
+            min_delay: Cell::new(0.0),
             randomize,
             jitter,
             active: Cell::new(0),
@@ -142,7 +146,8 @@ pub struct Downloader {
     active: Cell<usize>,
     total_concurrency: usize,
     domain_concurrency: usize,
-    delay: f64,
+    delay: Cell<f64>,
+    min_delays: RefCell<HashMap<String, f64>>,
     randomize: bool,
     jitter: f64,
     slot_overrides: serde_json::Map<String, Value>,
@@ -213,7 +218,8 @@ impl Downloader {
             active: Cell::new(0),
             total_concurrency,
             domain_concurrency,
-            delay,
+            delay: Cell::new(delay),
+            min_delays: RefCell::new(HashMap::new()),
             randomize,
             jitter,
             slot_overrides,
@@ -266,6 +272,32 @@ impl Downloader {
         self.slots.borrow().keys().cloned().collect()
     }
 
+    /// The delay new slots start with (`DOWNLOAD_DELAY`; AutoThrottle sets its start
+    /// delay here when the spider opens).
+    pub fn set_default_delay(&self, secs: f64) {
+        self.delay.set(secs.max(0.0));
+    }
+
+    /// The delay new slots start with.
+    pub fn default_delay(&self) -> f64 {
+        self.delay.get()
+    }
+
+    /// Sets a minimum delay for slot `key`, now and for the slot's future incarnations
+    /// (robots.txt `Crawl-delay`).
+    pub fn set_slot_min_delay(&self, key: &str, secs: f64) {
+        if !(secs.is_finite() && secs >= 0.0) {
+            return;
+        }
+        self.min_delays.borrow_mut().insert(key.to_owned(), secs);
+        if let Some(slot) = self.slots.borrow().get(key) {
+            slot.min_delay.set(secs);
+            if slot.delay.get() < secs {
+                slot.delay.set(secs);
+            }
+        }
+    }
+
     /// The middleware names in order.
     pub fn middleware_names(&self) -> Vec<String> {
         self.middleware
@@ -311,12 +343,15 @@ impl Downloader {
         let delay = overrides
             .and_then(|o| o.get("delay"))
             .and_then(Value::as_f64)
-            .unwrap_or(self.delay);
+            .unwrap_or(self.delay.get());
+        let min_delay = self.min_delays.borrow().get(&key).copied().unwrap_or(0.0);
+        let delay = delay.max(min_delay);
         let randomize = overrides
             .and_then(|o| o.get("randomize_delay"))
             .and_then(Value::as_bool)
             .unwrap_or(self.randomize);
         let slot = Rc::new(Slot::new(conc, delay, randomize, self.jitter));
+        slot.min_delay.set(min_delay);
         self.slots.borrow_mut().insert(key.clone(), slot.clone());
         (key, slot)
     }

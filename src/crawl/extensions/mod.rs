@@ -3,6 +3,7 @@
 //! as long as the crawl.
 
 mod feeds;
+mod throttle;
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
@@ -16,6 +17,7 @@ use crate::reactor::DelayedCall;
 use crate::task::LoopingCall;
 
 pub use feeds::{FeedExporter, FeedFormat};
+pub use throttle::AutoThrottle;
 
 /// Registers every built-in extension.
 pub fn register(r: &mut Registry) {
@@ -33,6 +35,9 @@ pub fn register(r: &mut Registry) {
     });
     r.register_extension("trawl.FeedExporter", |c| {
         Ok(FeedExporter::install(c)? as Rc<dyn Any>)
+    });
+    r.register_extension("trawl.AutoThrottle", |c| {
+        Ok(AutoThrottle::install(c)? as Rc<dyn Any>)
     });
 }
 

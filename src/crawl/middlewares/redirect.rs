@@ -1,0 +1,481 @@
+//! `RedirectMiddleware` (HTTP 301/302/303/307/308) and `MetaRefreshMiddleware`
+//! (`<meta http-equiv="refresh">`), with Scrapy's meta keys, settings and the security
+//! rules of its advisories.
+//!
+//! * Method and body: 307/308 and HEAD keep them; 301/302 turn a POST into a GET, 303
+//!   turns anything but GET/HEAD into a GET; a GET built this way has no body and no
+//!   `Content-Type`/`-Length`/`-Encoding`/`-Language`/`-Location` headers.
+//! * Targets: `Location` is made safe, resolved against the request URL (protocol-
+//!   relative `//host/path` takes the request's scheme); anything but `http`/`https`
+//!   (`file:`, `data:`, `ftp:`...) is refused with `IgnoreRequest`.
+//! * Credentials: `Authorization` is dropped when the scheme, host or port changes
+//!   (CVE-2024-3574, CVE-2024-1968); `Cookie` when the host changes or the scheme changes
+//!   to anything but https (CVE-2022-0577); request cookies are not carried over (the
+//!   cookie middleware re-adds what the jar allows for the new URL). A proxy chosen from
+//!   the environment for the old scheme is dropped with its `Proxy-Authorization` when
+//!   the scheme changes (GHSA-jm3v-qxmh-hxwv), so the proxy middleware picks again.
+//! * Bookkeeping: meta `redirect_times`, `redirect_ttl`, `redirect_urls`,
+//!   `redirect_reasons`; `REDIRECT_MAX_TIMES` (20) and `REDIRECT_PRIORITY_ADJUST` (+2);
+//!   `dont_filter` is inherited, so a loop back to a seen URL stops at the dupefilter,
+//!   and a chain that keeps visiting the same URLs stops at the maximum — both logged.
+//! * Opt-outs: meta `dont_redirect`, `handle_httpstatus_list` / `handle_httpstatus_all`
+//!   naming the status.
+
+use std::rc::{Rc, Weak};
+
+use serde_json::Value;
+use url::Url;
+
+use super::referer::{ReferrerPolicy, fix_redirect_referer};
+use crate::crawl::crawler::Crawler;
+use crate::crawl::downloader::middleware::{DownloaderMiddleware, ResponseOutcome};
+use crate::crawl::errors::{IgnoreRequest, NotConfigured};
+use crate::crawl::request::Method;
+use crate::crawl::{Request, Response};
+use crate::defer::Failure;
+
+fn default_port(scheme: &str) -> Option<u16> {
+    match scheme {
+        "http" | "ws" => Some(80),
+        "https" | "wss" => Some(443),
+        _ => None,
+    }
+}
+
+/// Builds the request for a redirect from `request` to `url`, applying the credential
+/// rules above. `to_get` turns it into a bodiless GET.
+pub fn build_redirect_request(request: &Request, url: Url, to_get: bool) -> Request {
+    let old = request.url();
+    let mut r = request.replace_url(url);
+    r.set_cookies(Vec::new());
+    if to_get {
+        r.set_method(Method::Get);
+        r.set_body(Vec::new());
+        let h = r.headers_mut();
+        for name in [
+            "Content-Type",
+            "Content-Length",
+            "Content-Encoding",
+            "Content-Language",
+            "Content-Location",
+        ] {
+            h.remove(name);
+        }
+    }
+    let new = r.url().clone();
+    let scheme_changed = old.scheme() != new.scheme();
+    if scheme_changed && r.meta().contains_key("_scheme_proxy") {
+        let m = r.meta_mut();
+        m.remove("_scheme_proxy");
+        m.remove("proxy");
+        m.remove("download_slot");
+        m.remove("_slot_proxy");
+        m.remove("_auth_proxy");
+        r.headers_mut().remove("Proxy-Authorization");
+    }
+    let host_changed = old.host_str() != new.host_str();
+    let port_of = |u: &Url| u.port().or_else(|| default_port(u.scheme()));
+    if r.headers().contains("Cookie")
+        && (host_changed || (scheme_changed && new.scheme() != "https"))
+    {
+        r.headers_mut().remove("Cookie");
+    }
+    if r.headers().contains("Authorization")
+        && (host_changed || scheme_changed || port_of(old) != port_of(&new))
+    {
+        r.headers_mut().remove("Authorization");
+    }
+    r
+}
+
+fn handled_status(request: &Request, status: u16) -> bool {
+    let m = request.meta();
+    if m.get_bool("handle_httpstatus_all") {
+        return true;
+    }
+    matches!(m.get("handle_httpstatus_list"), Some(Value::Array(codes))
+        if codes.iter().any(|c| c.as_u64() == Some(u64::from(status))))
+}
+
+/// The redirect bookkeeping shared by both middlewares (Scrapy's `_redirect`).
+#[derive(Debug)]
+struct Redirector {
+    crawler: Weak<Crawler>,
+    max_times: i64,
+    priority_adjust: i32,
+    /// The default referrer policy, when the Referer middleware is on.
+    referrer_policy: Option<ReferrerPolicy>,
+}
+
+impl Redirector {
+    fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+        let s = &crawler.settings;
+        Ok(Self {
+            crawler: Rc::downgrade(crawler),
+            max_times: s.get_int("REDIRECT_MAX_TIMES")?,
+            priority_adjust: i32::try_from(s.get_int("REDIRECT_PRIORITY_ADJUST")?).map_err(
+                |_| Failure::msg("REDIRECT_PRIORITY_ADJUST is out of range for a priority"),
+            )?,
+            referrer_policy: super::referer::default_policy(crawler)?,
+        })
+    }
+
+    fn redirect(
+        &self,
+        mut redirected: Request,
+        request: &Request,
+        reason: Value,
+    ) -> Result<ResponseOutcome, Failure> {
+        if !matches!(redirected.url().scheme(), "http" | "https") {
+            log::error!(
+                "Discarding redirect from {request} to {}: unsupported scheme",
+                redirected.url()
+            );
+            if let Some(c) = self.crawler.upgrade() {
+                c.stats.inc("redirect/unsupported_scheme");
+            }
+            return Err(Failure::new(IgnoreRequest(format!(
+                "redirect to unsupported scheme: {}",
+                redirected.url().scheme()
+            ))));
+        }
+        let ttl = request
+            .meta()
+            .get_i64("redirect_ttl")
+            .unwrap_or(self.max_times);
+        let times = request.meta().get_i64("redirect_times").unwrap_or(0) + 1;
+        let mut urls: Vec<Value> = match request.meta().get("redirect_urls") {
+            Some(Value::Array(a)) => a.clone(),
+            _ => Vec::new(),
+        };
+        urls.push(Value::from(request.url().as_str()));
+        if ttl > 0 && times <= self.max_times {
+            let mut reasons: Vec<Value> = match request.meta().get("redirect_reasons") {
+                Some(Value::Array(a)) => a.clone(),
+                _ => Vec::new(),
+            };
+            reasons.push(reason.clone());
+            let m = redirected.meta_mut();
+            m.insert_static("redirect_times", times);
+            m.insert_static("redirect_ttl", ttl - 1);
+            m.insert_static("redirect_urls", urls);
+            m.insert_static("redirect_reasons", reasons);
+            redirected.set_dont_filter(request.dont_filter());
+            redirected.set_priority(request.priority().saturating_add(self.priority_adjust));
+            if let Some(policy) = self.referrer_policy {
+                fix_redirect_referer(&mut redirected, policy);
+            }
+            log::debug!("Redirecting ({reason}) to {redirected} from {request}");
+            if let Some(c) = self.crawler.upgrade() {
+                c.stats.inc("redirect/count");
+            }
+            return Ok(ResponseOutcome::Request(redirected));
+        }
+        let looped = urls
+            .iter()
+            .any(|u| u.as_str() == Some(redirected.url().as_str()));
+        let why = if looped {
+            "redirect loop"
+        } else {
+            "max redirections reached"
+        };
+        log::error!(
+            "Discarding {request}: {why} (after {} redirects)",
+            times - 1
+        );
+        if let Some(c) = self.crawler.upgrade() {
+            c.stats.inc("redirect/max_reached");
+        }
+        Err(Failure::new(IgnoreRequest(why.into())))
+    }
+}
+
+/// Follows HTTP redirects.
+#[derive(Debug)]
+pub struct RedirectMiddleware {
+    inner: Redirector,
+}
+
+impl RedirectMiddleware {
+    /// Reads `REDIRECT_ENABLED`, `REDIRECT_MAX_TIMES`, `REDIRECT_PRIORITY_ADJUST`.
+    ///
+    /// # Errors
+    ///
+    /// [`NotConfigured`] when disabled; invalid settings.
+    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+        if !crawler.settings.get_bool("REDIRECT_ENABLED")? {
+            return Err(Failure::new(NotConfigured(
+                "REDIRECT_ENABLED is off".into(),
+            )));
+        }
+        Ok(Self {
+            inner: Redirector::from_crawler(crawler)?,
+        })
+    }
+}
+
+impl DownloaderMiddleware for RedirectMiddleware {
+    fn process_response(
+        &self,
+        request: &Request,
+        response: Response,
+    ) -> Result<ResponseOutcome, Failure> {
+        let status = response.status();
+        if !matches!(status, 301 | 302 | 303 | 307 | 308)
+            || request.meta().get_bool("dont_redirect")
+            || handled_status(request, status)
+        {
+            return Ok(ResponseOutcome::Response(response));
+        }
+        let Some(location) = response.headers().get("Location") else {
+            return Ok(ResponseOutcome::Response(response));
+        };
+        let location = String::from_utf8_lossy(location);
+        let location = location.trim();
+        let target = if let Some(rest) = location.strip_prefix("//") {
+            Url::parse(&format!("{}://{rest}", request.url().scheme()))
+        } else {
+            request.url().join(location)
+        };
+        let target = match target {
+            Ok(u) => u,
+            Err(e) => {
+                log::error!("Ignoring redirect from {request}: bad Location {location:?}: {e}");
+                if let Some(c) = self.inner.crawler.upgrade() {
+                    c.stats.inc("redirect/bad_location");
+                }
+                return Ok(ResponseOutcome::Response(response));
+            }
+        };
+        let method = request.method();
+        let to_get = match status {
+            307 | 308 => false,
+            _ if *method == Method::Head => false,
+            301 | 302 => *method == Method::Post,
+            _ => *method != Method::Get, // 303
+        };
+        let redirected = build_redirect_request(request, target, to_get);
+        self.inner
+            .redirect(redirected, request, Value::from(status))
+    }
+}
+
+/// Follows `<meta http-equiv="refresh" content="N; url=...">` with a delay below
+/// `METAREFRESH_MAXDELAY`, outside `METAREFRESH_IGNORE_TAGS`.
+#[derive(Debug)]
+pub struct MetaRefreshMiddleware {
+    inner: Redirector,
+    max_delay: f64,
+    ignore_tags: Vec<String>,
+}
+
+impl MetaRefreshMiddleware {
+    /// Reads `METAREFRESH_ENABLED`, `METAREFRESH_MAXDELAY`, `METAREFRESH_IGNORE_TAGS`
+    /// and the redirect settings.
+    ///
+    /// # Errors
+    ///
+    /// [`NotConfigured`] when disabled; invalid settings.
+    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+        let s = &crawler.settings;
+        if !s.get_bool("METAREFRESH_ENABLED")? || !s.get_bool("REDIRECT_ENABLED")? {
+            return Err(Failure::new(NotConfigured(
+                "METAREFRESH_ENABLED is off".into(),
+            )));
+        }
+        let ignore_tags = s
+            .get_list("METAREFRESH_IGNORE_TAGS")?
+            .into_iter()
+            .filter_map(|v| v.as_str().map(str::to_ascii_lowercase))
+            .collect();
+        Ok(Self {
+            inner: Redirector::from_crawler(crawler)?,
+            max_delay: s.get_float("METAREFRESH_MAXDELAY")?,
+            ignore_tags,
+        })
+    }
+}
+
+/// w3lib's `get_meta_refresh`: the first `<meta http-equiv="refresh">` outside
+/// `ignore_tags` whose content has a URL, as (delay, absolute URL).
+pub fn get_meta_refresh(response: &Response, ignore_tags: &[String]) -> Option<(f64, Url)> {
+    let doc = response.document();
+    for el in doc.elements() {
+        if !el.name().eq_ignore_ascii_case("meta") {
+            continue;
+        }
+        if !el
+            .attr("http-equiv")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("refresh"))
+        {
+            continue;
+        }
+        let mut ancestor = el.parent_element();
+        let mut ignored = false;
+        while let Some(a) = ancestor {
+            if ignore_tags.iter().any(|t| a.name().eq_ignore_ascii_case(t)) {
+                ignored = true;
+                break;
+            }
+            ancestor = a.parent_element();
+        }
+        if ignored {
+            continue;
+        }
+        let Some(content) = el.attr("content") else {
+            continue;
+        };
+        if let Some(found) = parse_refresh_content(content, response) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// `"5; url=/next"`, `"0;URL='x'"`, `"3, url=x"` → (5.0, absolute URL).
+fn parse_refresh_content(content: &str, response: &Response) -> Option<(f64, Url)> {
+    let content = content.trim();
+    let digits = content
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(content.len());
+    let delay: f64 = content[..digits].parse().ok()?;
+    let rest = content[digits..].trim_start();
+    let rest = rest.strip_prefix([';', ','])?.trim_start();
+    let lower = rest.to_ascii_lowercase();
+    let rest = if lower.starts_with("url") {
+        rest[3..].trim_start().strip_prefix('=')?.trim_start()
+    } else {
+        rest
+    };
+    let url = rest.trim_matches(|c: char| c == '"' || c == '\'' || c.is_whitespace());
+    if url.is_empty() || !delay.is_finite() {
+        return None;
+    }
+    Some((delay, response.urljoin(url).ok()?))
+}
+
+impl DownloaderMiddleware for MetaRefreshMiddleware {
+    fn process_response(
+        &self,
+        request: &Request,
+        response: Response,
+    ) -> Result<ResponseOutcome, Failure> {
+        if request.meta().get_bool("dont_redirect")
+            || *request.method() == Method::Head
+            || !matches!(request.url().scheme(), "http" | "https")
+            || !response.is_html()
+        {
+            return Ok(ResponseOutcome::Response(response));
+        }
+        let Some((delay, url)) = get_meta_refresh(&response, &self.ignore_tags) else {
+            return Ok(ResponseOutcome::Response(response));
+        };
+        if delay >= self.max_delay {
+            return Ok(ResponseOutcome::Response(response));
+        }
+        let redirected = build_redirect_request(request, url, false);
+        self.inner
+            .redirect(redirected, request, Value::from("meta refresh"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::Headers;
+
+    fn req(url: &str) -> Request {
+        Request::get(url).expect("test URL")
+    }
+
+    #[test]
+    fn credentials_follow_the_rules() {
+        let r = req("https://a.test/x")
+            .with_header("Authorization", "Basic xyz")
+            .with_header("Cookie", "a=1");
+        let same = build_redirect_request(&r, Url::parse("https://a.test/y").expect("u"), false);
+        assert!(same.headers().contains("Authorization"));
+        assert!(same.headers().contains("Cookie"));
+        let other = build_redirect_request(&r, Url::parse("https://b.test/y").expect("u"), false);
+        assert!(!other.headers().contains("Authorization"));
+        assert!(!other.headers().contains("Cookie"));
+        let down = build_redirect_request(&r, Url::parse("http://a.test/y").expect("u"), false);
+        assert!(!down.headers().contains("Authorization"));
+        assert!(
+            !down.headers().contains("Cookie"),
+            "https → http drops Cookie"
+        );
+        let port =
+            build_redirect_request(&r, Url::parse("https://a.test:8443/y").expect("u"), false);
+        assert!(!port.headers().contains("Authorization"));
+        assert!(
+            port.headers().contains("Cookie"),
+            "cookies ignore ports (RFC 6265)"
+        );
+        let r = req("http://a.test/x").with_header("Cookie", "a=1");
+        let up = build_redirect_request(&r, Url::parse("https://a.test/y").expect("u"), false);
+        assert!(
+            up.headers().contains("Cookie"),
+            "an upgrade to https keeps Cookie"
+        );
+    }
+
+    #[test]
+    fn to_get_drops_body_and_content_headers() {
+        let r = req("http://a.test/form")
+            .with_method("POST")
+            .with_body(b"a=1".to_vec())
+            .with_header("Content-Type", "application/x-www-form-urlencoded")
+            .with_header("X-Keep", "1");
+        let g = build_redirect_request(&r, Url::parse("http://a.test/done").expect("u"), true);
+        assert_eq!(*g.method(), Method::Get);
+        assert!(g.body().is_empty());
+        assert!(!g.headers().contains("Content-Type"));
+        assert!(g.headers().contains("X-Keep"));
+    }
+
+    #[test]
+    fn env_proxy_is_dropped_on_scheme_change() {
+        let r = req("http://a.test/")
+            .with_meta("proxy", "http://proxy.test:3128")
+            .with_meta("_scheme_proxy", true)
+            .with_header("Proxy-Authorization", "Basic cHJveHk=");
+        let s = build_redirect_request(&r, Url::parse("https://a.test/").expect("u"), false);
+        assert!(s.meta().get("proxy").is_none());
+        assert!(!s.headers().contains("Proxy-Authorization"));
+        let same = build_redirect_request(&r, Url::parse("http://a.test/2").expect("u"), false);
+        assert!(same.meta().get("proxy").is_some());
+    }
+
+    #[test]
+    fn meta_refresh_content_forms() {
+        let resp = |html: &str| {
+            Response::new(
+                req("http://a.test/dir/page"),
+                200,
+                Headers::new(),
+                html.as_bytes().to_vec(),
+            )
+        };
+        let none: [String; 0] = [];
+        let r = resp(r#"<meta http-equiv="refresh" content="5; url=/next">"#);
+        let (d, u) = get_meta_refresh(&r, &none).expect("refresh");
+        assert_eq!(d, 5.0);
+        assert_eq!(u.as_str(), "http://a.test/next");
+        let r = resp(r#"<META HTTP-EQUIV="Refresh" CONTENT="0;URL='other.html'">"#);
+        let (d, u) = get_meta_refresh(&r, &none).expect("refresh");
+        assert_eq!(d, 0.0);
+        assert_eq!(u.as_str(), "http://a.test/dir/other.html");
+        let r = resp(r#"<meta http-equiv="refresh" content="30">"#);
+        assert!(
+            get_meta_refresh(&r, &none).is_none(),
+            "no URL: a reload, not a redirect"
+        );
+        let r = resp(r#"<noscript><meta http-equiv="refresh" content="0; url=/js"></noscript>"#);
+        assert!(get_meta_refresh(&r, &["noscript".to_owned()]).is_none());
+        assert!(get_meta_refresh(&r, &none).is_some());
+        let r = resp(r#"<meta http-equiv="refresh" content="0; url=file:///etc/passwd">"#);
+        let (_, u) = get_meta_refresh(&r, &none).expect("parsed");
+        assert_eq!(u.scheme(), "file", "parsed; the middleware refuses it");
+    }
+}

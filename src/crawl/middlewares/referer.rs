@@ -1,0 +1,355 @@
+//! `RefererMiddleware`: sets `Referer` on requests a callback yields, following the
+//! W3C Referrer Policy (Scrapy's `scrapy.spidermiddlewares.referer`).
+//!
+//! The policy for a request is, in order: meta `referrer_policy`; the response's
+//! `Referrer-Policy` header (the last token that names a policy; unknown tokens are
+//! ignored, never guessed at — GHSA-cwxj-rr6w-m6w7); `REFERRER_POLICY`. Scrapy's
+//! default (`scrapy-default`) is `no-referrer-when-downgrade` that also sends nothing
+//! from `file:`/`s3:` pages. Redirected requests have their `Referer` re-checked
+//! against the new URL ([`fix_redirect_referer`], called by the redirect middlewares).
+
+use std::rc::Rc;
+
+use url::Url;
+
+use crate::crawl::crawler::Crawler;
+use crate::crawl::errors::NotConfigured;
+use crate::crawl::spider::Output;
+use crate::crawl::spidermw::SpiderMiddleware;
+use crate::crawl::{Request, Response};
+use crate::defer::Failure;
+
+/// A referrer policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReferrerPolicy {
+    /// `no-referrer`
+    NoReferrer,
+    /// `no-referrer-when-downgrade`
+    NoReferrerWhenDowngrade,
+    /// `same-origin`
+    SameOrigin,
+    /// `origin`
+    Origin,
+    /// `strict-origin`
+    StrictOrigin,
+    /// `origin-when-cross-origin`
+    OriginWhenCrossOrigin,
+    /// `strict-origin-when-cross-origin`
+    StrictOriginWhenCrossOrigin,
+    /// `unsafe-url`
+    UnsafeUrl,
+    /// Scrapy's `DefaultReferrerPolicy` (`scrapy-default`).
+    ScrapyDefault,
+}
+
+impl ReferrerPolicy {
+    /// Parses a policy name (W3C names, `scrapy-default`, or Scrapy's class paths).
+    /// Unknown names are `None`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        let n = name.trim().to_ascii_lowercase();
+        let n = n.rsplit('.').next().unwrap_or(&n).to_owned();
+        Some(match n.as_str() {
+            "no-referrer" | "noreferrerpolicy" => Self::NoReferrer,
+            "no-referrer-when-downgrade" | "noreferrerwhendowngradepolicy" => {
+                Self::NoReferrerWhenDowngrade
+            }
+            "same-origin" | "sameoriginpolicy" => Self::SameOrigin,
+            "origin" | "originpolicy" => Self::Origin,
+            "strict-origin" | "strictoriginpolicy" => Self::StrictOrigin,
+            "origin-when-cross-origin" | "originwhencrossoriginpolicy" => {
+                Self::OriginWhenCrossOrigin
+            }
+            "strict-origin-when-cross-origin" | "strictoriginwhencrossoriginpolicy" => {
+                Self::StrictOriginWhenCrossOrigin
+            }
+            "unsafe-url" | "unsafeurlpolicy" => Self::UnsafeUrl,
+            "scrapy-default" | "defaultreferrerpolicy" | "" => Self::ScrapyDefault,
+            _ => return None,
+        })
+    }
+
+    /// The policy a `Referrer-Policy` header names: its last valid token, if any.
+    pub fn from_header(value: &str) -> Option<Self> {
+        value
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            // `scrapy-default` and class paths are settings, not header values.
+            .filter(|t| !t.contains('.'))
+            .filter_map(|t| Self::from_name(t).filter(|p| *p != Self::ScrapyDefault))
+            .next_back()
+    }
+
+    /// The `Referer` value to send for a request to `to` from a page at `from`.
+    pub fn referrer(self, from: &Url, to: &Url) -> Option<String> {
+        if matches!(from.scheme(), "file" | "data" | "about" | "blob") {
+            return None;
+        }
+        let full = || strip_url(from, false);
+        let origin = || strip_url(from, true);
+        let same_origin = from.origin() == to.origin();
+        let downgrade = tls_protected(from) && !tls_protected(to);
+        match self {
+            Self::NoReferrer => None,
+            Self::NoReferrerWhenDowngrade => (!downgrade).then(full).flatten(),
+            Self::ScrapyDefault => {
+                if from.scheme() == "s3" || downgrade {
+                    None
+                } else {
+                    full()
+                }
+            }
+            Self::SameOrigin => same_origin.then(full).flatten(),
+            Self::Origin => origin(),
+            Self::StrictOrigin => (!downgrade).then(origin).flatten(),
+            Self::OriginWhenCrossOrigin => {
+                if same_origin {
+                    full()
+                } else {
+                    origin()
+                }
+            }
+            Self::StrictOriginWhenCrossOrigin => {
+                if same_origin {
+                    full()
+                } else if downgrade {
+                    None
+                } else {
+                    origin()
+                }
+            }
+            Self::UnsafeUrl => full(),
+        }
+    }
+}
+
+fn tls_protected(u: &Url) -> bool {
+    matches!(u.scheme(), "https" | "ftps" | "wss")
+}
+
+/// The URL as a referrer: no credentials, no fragment; `origin_only` keeps
+/// `scheme://host[:port]/`.
+fn strip_url(u: &Url, origin_only: bool) -> Option<String> {
+    u.host_str()?;
+    let mut u = u.clone();
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    u.set_fragment(None);
+    if origin_only {
+        u.set_path("/");
+        u.set_query(None);
+    }
+    Some(u.into())
+}
+
+/// Re-checks a redirected request's `Referer` against its new URL with its policy
+/// (meta `referrer_policy`, else `default`): removed or replaced when the policy says so.
+pub fn fix_redirect_referer(request: &mut Request, default: ReferrerPolicy) {
+    let Some(current) = request.headers().get_str("Referer").map(str::to_owned) else {
+        return;
+    };
+    let Ok(parent) = Url::parse(&current) else {
+        return;
+    };
+    let policy = request
+        .meta()
+        .get_str("referrer_policy")
+        .and_then(ReferrerPolicy::from_name)
+        .unwrap_or(default);
+    match policy.referrer(&parent, request.url()) {
+        Some(r) if r == current => {}
+        Some(r) => request.headers_mut().set("Referer", r),
+        None => {
+            request.headers_mut().remove("Referer");
+        }
+    }
+}
+
+/// The `REFERRER_POLICY` setting, when `REFERER_ENABLED`.
+///
+/// # Errors
+///
+/// An unknown policy name.
+pub fn default_policy(crawler: &Crawler) -> Result<Option<ReferrerPolicy>, Failure> {
+    let s = &crawler.settings;
+    if !s.get_bool("REFERER_ENABLED")? {
+        return Ok(None);
+    }
+    let name = s.get_str("REFERRER_POLICY")?.unwrap_or_default();
+    ReferrerPolicy::from_name(&name)
+        .map(Some)
+        .ok_or_else(|| Failure::msg(format!("REFERRER_POLICY: unknown policy {name:?}")))
+}
+
+/// Sets `Referer` on the requests callbacks yield.
+#[derive(Debug)]
+pub struct RefererMiddleware {
+    default: ReferrerPolicy,
+}
+
+impl RefererMiddleware {
+    /// Reads `REFERER_ENABLED` and `REFERRER_POLICY`.
+    ///
+    /// # Errors
+    ///
+    /// [`NotConfigured`] when disabled; an unknown policy.
+    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+        match default_policy(crawler)? {
+            Some(default) => Ok(Self { default }),
+            None => Err(Failure::new(NotConfigured("REFERER_ENABLED is off".into()))),
+        }
+    }
+
+    /// A middleware with `default` as the policy.
+    pub fn new(default: ReferrerPolicy) -> Self {
+        Self { default }
+    }
+}
+
+impl SpiderMiddleware for RefererMiddleware {
+    fn process_spider_output(
+        &self,
+        response: Option<&Response>,
+        _request: &Request,
+        mut outputs: Vec<Output>,
+    ) -> Vec<Output> {
+        let Some(response) = response else {
+            return outputs;
+        };
+        let header_policy = response
+            .headers()
+            .get_str("Referrer-Policy")
+            .and_then(ReferrerPolicy::from_header);
+        for out in &mut outputs {
+            let Output::Request(r) = out else { continue };
+            if r.headers().contains("Referer") {
+                continue;
+            }
+            let policy = r
+                .meta()
+                .get_str("referrer_policy")
+                .and_then(ReferrerPolicy::from_name)
+                .or(header_policy)
+                .unwrap_or(self.default);
+            if let Some(value) = policy.referrer(response.url(), r.url()) {
+                r.headers_mut().set("Referer", value);
+            }
+        }
+        outputs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ReferrerPolicy as P;
+
+    fn u(s: &str) -> Url {
+        Url::parse(s).expect("test URL")
+    }
+
+    #[test]
+    fn policies_follow_the_w3c_table() {
+        let from = u("https://user:pw@a.test/page?q=1#frag");
+        let same = u("https://a.test/other");
+        let cross = u("https://b.test/");
+        let down = u("http://a.test/");
+        let full = Some("https://a.test/page?q=1".to_owned());
+        let origin = Some("https://a.test/".to_owned());
+        let cases = [
+            (P::NoReferrer, [None, None, None]),
+            (
+                P::NoReferrerWhenDowngrade,
+                [full.clone(), full.clone(), None],
+            ),
+            (P::ScrapyDefault, [full.clone(), full.clone(), None]),
+            (P::SameOrigin, [full.clone(), None, None]),
+            (P::Origin, [origin.clone(), origin.clone(), origin.clone()]),
+            (P::StrictOrigin, [origin.clone(), origin.clone(), None]),
+            (
+                P::OriginWhenCrossOrigin,
+                [full.clone(), origin.clone(), origin.clone()],
+            ),
+            (
+                P::StrictOriginWhenCrossOrigin,
+                [full.clone(), origin.clone(), None],
+            ),
+            (P::UnsafeUrl, [full.clone(), full.clone(), full.clone()]),
+        ];
+        for (policy, [s, c, d]) in cases {
+            assert_eq!(policy.referrer(&from, &same), s, "{policy:?} same-origin");
+            assert_eq!(policy.referrer(&from, &cross), c, "{policy:?} cross-origin");
+            assert_eq!(policy.referrer(&from, &down), d, "{policy:?} downgrade");
+        }
+        assert_eq!(
+            P::ScrapyDefault.referrer(&u("file:///tmp/x.html"), &same),
+            None
+        );
+    }
+
+    #[test]
+    fn header_values_unknown_tokens_are_ignored() {
+        assert_eq!(P::from_header("no-referrer"), Some(P::NoReferrer));
+        assert_eq!(
+            P::from_header("unsafe-url, bogus-policy"),
+            Some(P::UnsafeUrl),
+            "the last *valid* token wins"
+        );
+        assert_eq!(P::from_header("bogus"), None);
+        assert_eq!(
+            P::from_header("scrapy.spidermiddlewares.referer.UnsafeUrlPolicy"),
+            None,
+            "class paths are for settings, not for servers"
+        );
+        assert_eq!(P::from_header("scrapy-default"), None);
+    }
+
+    #[test]
+    fn the_middleware_uses_meta_then_header_then_default() {
+        let mw = RefererMiddleware::new(P::ScrapyDefault);
+        let page = Request::get("https://a.test/p").expect("u");
+        let mut headers = crate::proto::Headers::new();
+        headers.append("Referrer-Policy", "origin");
+        let resp = Response::new(page.clone(), 200, headers, b"".to_vec());
+        let outs = vec![
+            Output::Request(Request::get("https://a.test/x").expect("u")),
+            Output::Request(
+                Request::get("https://a.test/y")
+                    .expect("u")
+                    .with_meta("referrer_policy", "no-referrer"),
+            ),
+            Output::Request(
+                Request::get("https://a.test/z")
+                    .expect("u")
+                    .with_header("Referer", "custom"),
+            ),
+        ];
+        let outs = mw.process_spider_output(Some(&resp), &page, outs);
+        let refs: Vec<Option<&str>> = outs
+            .iter()
+            .map(|o| match o {
+                Output::Request(r) => r.headers().get_str("Referer"),
+                Output::Item(_) => None,
+            })
+            .collect();
+        assert_eq!(refs, [Some("https://a.test/"), None, Some("custom")]);
+    }
+
+    #[test]
+    fn redirects_recheck_the_referer() {
+        let mut r = Request::get("http://b.test/")
+            .expect("u")
+            .with_header("Referer", "https://a.test/secret");
+        fix_redirect_referer(&mut r, P::ScrapyDefault);
+        assert!(
+            !r.headers().contains("Referer"),
+            "https → http after a redirect"
+        );
+        let mut r = Request::get("https://b.test/")
+            .expect("u")
+            .with_header("Referer", "https://a.test/secret")
+            .with_meta("referrer_policy", "origin");
+        fix_redirect_referer(&mut r, P::ScrapyDefault);
+        assert_eq!(r.headers().get_str("Referer"), Some("https://a.test/"));
+    }
+}
