@@ -618,6 +618,56 @@ mod tests {
         v
     }
 
+    fn page(html: &str) -> Response {
+        let req = Request::get("http://example.com/dir/page.html").expect("url");
+        let mut h = Headers::new();
+        h.append("Content-Type", "text/html");
+        Response::new(req, 200, h, html.as_bytes().to_vec())
+    }
+
+    fn urls(le: &LinkExtractor, r: &Response) -> Vec<String> {
+        le.extract_links(r)
+            .into_iter()
+            .map(|l| l.url.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn allow_deny_text_css_and_process_value() {
+        let r = page(
+            r#"<div id="nav"><a href="/page/2/">Next</a><a href="/about">About us</a></div>
+               <div id="main"><a href="/item/1">One</a><a href="/item/2?sort=x">Two</a>
+               <a href="javascript:go('/item/3')">Three</a></div>"#,
+        );
+        let le = LinkExtractor::new().allow(&[r"/item/\d"]).expect("re");
+        assert_eq!(
+            urls(&le, &r),
+            [
+                "http://example.com/item/1",
+                "http://example.com/item/2?sort=x"
+            ]
+        );
+        let le = le.deny(&["sort="]).expect("re");
+        assert_eq!(urls(&le, &r), ["http://example.com/item/1"]);
+        let le = LinkExtractor::new().restrict_css(["#nav"]);
+        assert_eq!(
+            urls(&le, &r),
+            ["http://example.com/page/2/", "http://example.com/about"]
+        );
+        let le = LinkExtractor::new().restrict_text(&["^Ab"]).expect("re");
+        assert_eq!(urls(&le, &r), ["http://example.com/about"]);
+        let le = LinkExtractor::new().process_value(|v| {
+            v.strip_prefix("javascript:go('")
+                .and_then(|v| v.strip_suffix("')"))
+                .map(str::to_owned)
+        });
+        assert_eq!(urls(&le, &r), ["http://example.com/item/3"]);
+        assert!(
+            LinkExtractor::new().allow(&["("]).is_err(),
+            "a bad regex is an error"
+        );
+    }
+
     #[test]
     fn finds_links_in_odd_markup() {
         let html = r#"<html><!-- <a href="commented"> --><script>var s = "<a href='script'>";</script>

@@ -12,7 +12,7 @@
 //! |---|---|
 //! | `/index.html`, `/s/BBB/IIIII.html` | generated pages (`?` queries ignored) |
 //! | `/page/N/`, `/author/SLUG/` | the quotes tutorial section |
-//! | `/robots.txt`, `/sitemap.xml`, `/sitemap.xml.gz`, `/sitemap-index.xml` | as named |
+//! | `/robots.txt` (or `FixtureOptions::robots`), `/sitemap.xml`, `/sitemap.xml.gz`, `/sitemap-index.xml` | as named |
 //! | `/status/CODE` | that status, a short body |
 //! | `/redirect/CODE?to=URL` | `Location: URL` (default a page) |
 //! | `/redirect-chain/N` | N redirects, then a page |
@@ -28,6 +28,8 @@
 //! | `/big?size=N`, `/big-chunked?size=N` | N bytes, with or without a length |
 //! | `/bomb/gzip\|deflate\|br?size=N` | compressed zeros expanding to N bytes (100 MB) |
 //! | `/set-cookie?name=value&...` | one `Set-Cookie` per query pair |
+//! | `/set-cookie-raw?c=HEADER&c=...` | one `Set-Cookie: HEADER` per `c` (attributes included) |
+//! | `/links?to=URL&to=...&policy=P` | an HTML page linking to each `to`; `Referrer-Policy: P` if given |
 //! | `/echo` | the request (method, target, headers, body) as text |
 //! | `/flaky/N?key=K` | 503 for the first N requests with that key, then 200 |
 //! | `/meta-refresh?to=URL&delay=S` | an HTML meta refresh |
@@ -74,6 +76,8 @@ pub struct FixtureOptions {
     pub record: bool,
     /// Address to bind (`127.0.0.1:0`).
     pub addr: SocketAddr,
+    /// Replaces the site's robots.txt: (status, body); status 0 resets the connection.
+    pub robots: Option<(u16, String)>,
 }
 
 impl Default for FixtureOptions {
@@ -84,6 +88,7 @@ impl Default for FixtureOptions {
             untrusted_cert: false,
             record: false,
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            robots: None,
         }
     }
 }
@@ -348,6 +353,7 @@ pub fn serve(
         reactor: reactor.clone(),
         stats,
         record: options.record,
+        robots: options.robots.clone(),
         flaky: RefCell::new(HashMap::new()),
         bombs: RefCell::new(HashMap::new()),
     }));
@@ -366,6 +372,7 @@ struct Shared {
     reactor: ReactorHandle,
     stats: Arc<FixtureStats>,
     record: bool,
+    robots: Option<(u16, String)>,
     flaky: RefCell<HashMap<String, u32>>,
     bombs: RefCell<BombCache>,
 }
@@ -445,6 +452,20 @@ enum Reply {
 
 fn reason(status: u16) -> &'static str {
     crate::proto::http1::reason_phrase(status).unwrap_or("Status")
+}
+
+fn set_cookies(values: Vec<String>) -> Reply {
+    let mut headers: Vec<(String, String)> = values
+        .into_iter()
+        .map(|v| ("Set-Cookie".to_owned(), v))
+        .collect();
+    headers.push(("Content-Type".into(), "text/plain".into()));
+    Reply::Full {
+        status: 200,
+        headers,
+        body: b"cookies set".to_vec(),
+        close: false,
+    }
 }
 
 fn html(status: u16, body: String) -> Reply {
@@ -541,7 +562,11 @@ impl Shared {
         let first = parts.next().unwrap_or("");
         let second = parts.next().unwrap_or("");
         match first {
-            "robots.txt" => text(200, site.robots()),
+            "robots.txt" => match &self.robots {
+                None => text(200, site.robots()),
+                Some((0, _)) => Reply::Reset,
+                Some((status, body)) => text(*status, body.clone()),
+            },
             "sitemap.xml" => Reply::Full {
                 status: 200,
                 headers: vec![("Content-Type".into(), "application/xml".into())],
@@ -705,17 +730,36 @@ impl Shared {
                     close: false,
                 }
             }
-            "set-cookie" => {
-                let mut headers: Vec<(String, String)> = req
-                    .query
+            "set-cookie" => set_cookies(
+                req.query
                     .iter()
-                    .map(|(k, v)| ("Set-Cookie".to_owned(), format!("{k}={v}")))
-                    .collect();
-                headers.push(("Content-Type".into(), "text/plain".into()));
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect(),
+            ),
+            "set-cookie-raw" => set_cookies(
+                req.query
+                    .iter()
+                    .filter(|(k, _)| k == "c")
+                    .map(|(_, v)| v.clone())
+                    .collect(),
+            ),
+            "links" => {
+                let mut body = String::from("<html><head><title>links</title></head><body>\n");
+                for (k, v) in &req.query {
+                    if k == "to" {
+                        let v = v.replace('&', "&amp;").replace('"', "&quot;");
+                        body.push_str(&format!("<a href=\"{v}\">{v}</a>\n"));
+                    }
+                }
+                body.push_str("</body></html>\n");
+                let mut headers = vec![("Content-Type".to_owned(), "text/html; charset=utf-8".to_owned())];
+                if let Some(p) = req.param("policy") {
+                    headers.push(("Referrer-Policy".into(), p.to_owned()));
+                }
                 Reply::Full {
                     status: 200,
                     headers,
-                    body: b"cookies set".to_vec(),
+                    body: body.into_bytes(),
                     close: false,
                 }
             }

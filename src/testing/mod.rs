@@ -20,7 +20,7 @@ use crate::net::{Protocol, Transport};
 
 pub use crate::reactor::ManualClock;
 pub use fixture::{FixtureOptions, FixtureServer};
-pub use site::Site;
+pub use site::{Site, author_slug};
 
 /// The value of a Deferred that has already succeeded (trial's `successResultOf`). The
 /// result is taken out: the Deferred is consumed.

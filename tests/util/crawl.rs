@@ -75,7 +75,9 @@ impl DownloadHandler for ScriptedHandler {
             .get(&url)
             .cloned()
             .unwrap_or_else(|| self.script.default.borrow().clone());
-        let req = request.clone();
+        let mut req = request.clone();
+        // Like the HTTP handler: the latency is the time to the response.
+        req.meta_mut().insert("download_latency", answer.delay);
         defer_later(&self.clock, answer.delay, move || {
             let mut h = Headers::new();
             h.append("Content-Type", "text/html");

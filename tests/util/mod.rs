@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod crawl;
+pub mod live;
 pub mod net;
 
 use std::cell::RefCell;

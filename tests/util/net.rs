@@ -92,6 +92,16 @@ fn pipe(mut from: TcpStream, mut to: TcpStream) {
 
 impl TestProxy {
     pub fn start() -> Self {
+        Self::start_inner(None)
+    }
+
+    /// A proxy that sends every request to `to`, whatever host it names (so tests can
+    /// use real-looking host names — `shop.co.uk` — without leaving loopback).
+    pub fn start_routing(to: SocketAddr) -> Self {
+        Self::start_inner(Some(to))
+    }
+
+    fn start_inner(route_to: Option<SocketAddr>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let log = Arc::new(Mutex::new(ProxyLog::default()));
@@ -125,7 +135,11 @@ impl TestProxy {
                         let hostport = rest.split('/').next().unwrap_or("").to_owned();
                         (hostport, Some(head.clone()))
                     };
-                    let Ok(upstream) = TcpStream::connect(&upstream_addr) else {
+                    let upstream = match route_to {
+                        Some(to) => TcpStream::connect(to),
+                        None => TcpStream::connect(&upstream_addr),
+                    };
+                    let Ok(upstream) = upstream else {
                         let _ = client
                             .write_all(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n");
                         return;
