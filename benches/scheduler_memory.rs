@@ -46,7 +46,7 @@ static GLOBAL: Counting = Counting;
 
 const BASE: &str = "http://127.0.0.1:8089";
 
-fn memory_bench() {
+fn memory_bench(crawl_shaped: bool) {
     let n: usize = if smoke() { 10_000 } else { 1_000_000 };
     let clock = ManualClock::new();
     let spider: Box<dyn Spider> = Box::new(FixtureSpider::new(&format!("{BASE}/index.html")));
@@ -67,7 +67,16 @@ fn memory_bench() {
     let before = LIVE.load(Ordering::Relaxed);
     let mut url_bytes = 0;
     for i in 0..n {
-        let r = Request::get(&format!("{BASE}/s/{:03}/{i:07}.html", i % 1000)).expect("url");
+        let mut r = Request::get(&format!("{BASE}/s/{:03}/{i:07}.html", i % 1000)).expect("url");
+        if crawl_shaped {
+            // What a followed link carries: DepthMiddleware's meta, RefererMiddleware's
+            // header (the parent page's URL).
+            r.meta_mut().insert_static("depth", 3);
+            r.headers_mut().set(
+                "Referer",
+                format!("{BASE}/s/{:03}/{:07}.html", i % 1000, i / 17),
+            );
+        }
         url_bytes += r.url().as_str().len();
         assert!(sched.enqueue_request(r), "unique requests were filtered");
     }
@@ -75,10 +84,15 @@ fn memory_bench() {
     let per = total / n as f64;
     let url_per = url_bytes as f64 / n as f64;
     println!(
-        "memory: {n} queued GETs: {per:.0} B/request in the scheduler, of which URL text \
+        "memory: {n} queued {}GETs: {per:.0} B/request in the scheduler, of which URL text \
          {url_per:.0} B → {:.0} B beyond the URL (size_of::<Request>() = {})",
+        if crawl_shaped {
+            "followed-link (depth + Referer) "
+        } else {
+            "plain "
+        },
         per - url_per,
-        std::mem::size_of::<Request>()
+        std::mem::size_of::<Request>(),
     );
     assert_eq!(sched.len(), n);
     let mut popped = 0;
@@ -90,5 +104,6 @@ fn memory_bench() {
 }
 
 fn main() {
-    memory_bench();
+    memory_bench(false);
+    memory_bench(true);
 }

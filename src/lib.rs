@@ -29,6 +29,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 #![doc(test(attr(deny(warnings))))]
 
+pub mod cli;
 pub mod client;
 pub mod crawl;
 pub mod defer;

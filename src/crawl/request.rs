@@ -109,6 +109,11 @@ impl Meta {
         Self(Vec::new())
     }
 
+    /// Drops spare capacity (for long-lived requests in a queue).
+    pub fn shrink_to_fit(&mut self) {
+        self.0.shrink_to_fit();
+    }
+
     /// The value under `key`.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.0.iter().find(|(k, _)| &**k == key).map(|(_, v)| v)
@@ -224,10 +229,10 @@ struct Extra {
     headers: Headers,
     body: Vec<u8>,
     errback: Option<Rc<str>>,
-    cb_kwargs: Map<String, Value>,
+    cb_kwargs: Option<Box<Map<String, Value>>>,
     flags: Vec<String>,
     cookies: Vec<(String, String)>,
-    encoding: Option<String>,
+    encoding: Option<Box<str>>,
 }
 
 /// A request to download: Scrapy's `Request`.
@@ -433,7 +438,7 @@ impl Request {
     pub fn cb_kwargs(&self) -> Option<&Map<String, Value>> {
         self.extra
             .as_ref()
-            .map(|e| &e.cb_kwargs)
+            .and_then(|e| e.cb_kwargs.as_deref())
             .filter(|m| !m.is_empty())
     }
 
@@ -441,6 +446,7 @@ impl Request {
     pub fn with_cb_kwarg(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.extra_mut()
             .cb_kwargs
+            .get_or_insert_with(Box::default)
             .insert(key.to_owned(), value.into());
         self
     }
@@ -496,8 +502,20 @@ impl Request {
 
     /// Sets the encoding.
     pub fn with_encoding(mut self, encoding: &str) -> Self {
-        self.extra_mut().encoding = Some(encoding.to_owned());
+        self.extra_mut().encoding = Some(encoding.into());
         self
+    }
+
+    /// Drops spare capacity in meta, headers and the rest, so a request that will
+    /// wait in a queue holds only what it needs (the scheduler calls it on enqueue).
+    pub fn shrink_to_fit(&mut self) {
+        self.meta.shrink_to_fit();
+        if let Some(e) = self.extra.as_mut() {
+            e.headers.shrink_to_fit();
+            e.body.shrink_to_fit();
+            e.flags.shrink_to_fit();
+            e.cookies.shrink_to_fit();
+        }
     }
 
     /// A copy with a different URL and the same everything else (Scrapy's
@@ -599,10 +617,12 @@ impl Serialize for Request {
             headers,
             body,
             body_b64,
-            cb_kwargs: extra.map(|e| e.cb_kwargs.clone()).unwrap_or_default(),
+            cb_kwargs: extra
+                .and_then(|e| e.cb_kwargs.as_deref().cloned())
+                .unwrap_or_default(),
             flags: extra.map(|e| e.flags.clone()).unwrap_or_default(),
             cookies: extra.map(|e| e.cookies.clone()).unwrap_or_default(),
-            encoding: extra.and_then(|e| e.encoding.clone()),
+            encoding: extra.and_then(|e| e.encoding.as_deref().map(str::to_owned)),
         }
         .serialize(s)
     }
@@ -632,10 +652,10 @@ impl<'de> Deserialize<'de> for Request {
             headers: w.headers.into_iter().collect(),
             body,
             errback: w.errback.map(Into::into),
-            cb_kwargs: w.cb_kwargs,
+            cb_kwargs: (!w.cb_kwargs.is_empty()).then(|| Box::new(w.cb_kwargs)),
             flags: w.flags,
             cookies: w.cookies,
-            encoding: w.encoding,
+            encoding: w.encoding.map(String::into_boxed_str),
         };
         if extra != Extra::default() {
             r.extra = Some(Box::new(extra));

@@ -493,8 +493,15 @@ impl Scheduler for DefaultScheduler {
             return false;
         }
         let mut request = request;
-        let now = self.wall_now();
-        if let Some(at) = DelayedQueue::not_before(&mut request, now)
+        // It may wait long: keep only what it needs.
+        request.shrink_to_fit();
+        // Only requests that ask for a delay pay for reading the clock.
+        let delayed = !request.meta().is_empty()
+            && (request.meta().contains_key(NOT_BEFORE)
+                || request.meta().contains_key(DOWNLOAD_DELAY_META));
+        let now = if delayed { self.wall_now() } else { 0.0 };
+        if delayed
+            && let Some(at) = DelayedQueue::not_before(&mut request, now)
             && at > now
         {
             if self.debug {

@@ -43,6 +43,12 @@ impl Headers {
         Self::default()
     }
 
+    /// Drops spare capacity.
+    pub fn shrink_to_fit(&mut self) {
+        self.data.shrink_to_fit();
+        self.fields.shrink_to_fit();
+    }
+
     /// Room for `fields` headers totalling `bytes` bytes.
     pub fn with_capacity(fields: usize, bytes: usize) -> Self {
         Self {

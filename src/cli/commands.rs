@@ -1,0 +1,455 @@
+//! The subcommands.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use url::Url;
+
+use super::{
+    Args, CliError, HELP, apply_common, init_logging, peak_rss, progress_wanted, run_crawl,
+};
+use crate::crawl::request::Method;
+use crate::crawl::{
+    CallbackResult, CrawlSpider, Item, LinkExtractor, Output, Priority, Registry, Request,
+    Response, Rule, Settings, Spider,
+};
+use crate::defer::Failure;
+use crate::reactor::Reactor;
+use crate::testing::spiders::FixtureSpider;
+use crate::testing::{FixtureOptions, FixtureServer};
+
+const BENCH_HELP: &str = "\
+Usage: trawl bench [--pages N] [--time SECS | --count PAGES] [-s NAME=VALUE]... [-o FILE]
+
+Starts the fixture site server in-process on 127.0.0.1 (its own thread) and crawls it at
+full speed with a spider that follows every link and parses every page (one item per
+quote block), like `scrapy bench`. Prints pages/min, items/min, peak RSS and the stats.
+
+  --pages N      pages in the generated site (default 100000)
+  --time SECS    stop after SECS seconds (default 10; CLOSESPIDER_TIMEOUT)
+  --count PAGES  stop after PAGES responses (CLOSESPIDER_PAGECOUNT)
+";
+
+const CRAWL_HELP: &str = "\
+Usage: trawl crawl URL... [--allow REGEX]... [--deny REGEX]... [--depth N] [--same-domain]
+                   [-o FILE | -O FILE] [-s NAME=VALUE]...
+
+Follows links from the URLs (a CrawlSpider with one LinkExtractor rule) and writes one
+record per page: url, status, title, depth, links_out, referer. The feed format comes
+from the file's extension (.jl/.jsonl, .json, .csv) or FILE:FORMAT. robots.txt is
+obeyed (-s ROBOTSTXT_OBEY=false to ignore it).
+
+  --allow REGEX   follow only URLs matching (repeatable)
+  --deny REGEX    never follow URLs matching (repeatable)
+  --depth N       DEPTH_LIMIT (0: unlimited)
+  --same-domain   stay on the start URLs' hosts (and their subdomains)
+";
+
+const FETCH_HELP: &str = "\
+Usage: trawl fetch URL [--headers] [--no-redirect] [-H 'Name: value']... [-X METHOD] [-d BODY]
+                   [-s NAME=VALUE]...
+
+Downloads one URL through the whole middleware stack and prints the body (with
+--headers: the request and response headers instead). Headers, method and body given
+here belong to this request only: a redirect to another host drops Authorization and
+Cookie, as for any request. A failed download prints the error and exits 1.
+";
+
+const SERVE_HELP: &str = "\
+Usage: trawl serve [--pages N] [--port P] [--tls]
+
+Runs the fixture site server in the foreground on 127.0.0.1 (pages, quotes section,
+robots.txt, sitemaps and the behaviour routes the tests use). Ctrl+C stops it.
+
+  --pages N   generated pages (default 2000)
+  --port P    port (default 0: any free port; the URL is printed)
+  --tls       HTTPS with the embedded test certificate
+";
+
+/// Dispatches a parsed command line.
+pub(super) fn run(args: Args) -> Result<i32, CliError> {
+    if args.flag("help") {
+        print!(
+            "{}",
+            match args.command.as_str() {
+                "bench" => BENCH_HELP,
+                "crawl" => CRAWL_HELP,
+                "fetch" => FETCH_HELP,
+                "serve" => SERVE_HELP,
+                _ => HELP,
+            }
+        );
+        return Ok(0);
+    }
+    match args.command.as_str() {
+        "help" => {
+            print!("{HELP}");
+            Ok(0)
+        }
+        "version" => {
+            println!("trawl {}", env!("CARGO_PKG_VERSION"));
+            Ok(0)
+        }
+        "bench" => bench(&args),
+        "crawl" => crawl(&args),
+        "fetch" => fetch(&args),
+        "serve" => serve(&args),
+        other => Err(CliError::Usage(format!("unknown command {other:?}"))),
+    }
+}
+
+fn no_positional(args: &Args) -> Result<(), CliError> {
+    match args.positional.first() {
+        Some(p) => Err(CliError::Usage(format!(
+            "trawl {} takes no argument {p:?}",
+            args.command
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn logging(args: &Args, default: &str) -> Result<(), CliError> {
+    init_logging(
+        args.value("loglevel").unwrap_or(default),
+        args.value("logfile"),
+    )
+}
+
+// ---------------------------------------------------------------- bench
+
+fn bench(args: &Args) -> Result<i32, CliError> {
+    no_positional(args)?;
+    let pages: usize = args.number("pages")?.unwrap_or(100_000);
+    let time: Option<f64> = args.number("time")?;
+    let count: Option<u64> = args.number("count")?;
+    if pages == 0 {
+        return Err(CliError::Usage("--pages must be at least 1".into()));
+    }
+    logging(args, "INFO")?;
+    let server = FixtureServer::start(FixtureOptions {
+        pages,
+        ..FixtureOptions::default()
+    })
+    .map_err(|e| CliError::Failed(format!("fixture server: {e}")))?;
+    let start = server.url("/index.html");
+    log::info!(
+        "trawl bench: fixture site of {pages} pages at {}",
+        server.base()
+    );
+    let mut settings = Settings::new();
+    settings.set("LOGSTATS_INTERVAL", 1.0, Priority::Command);
+    settings.set("LOG_LEVEL", "INFO", Priority::Command);
+    match (time, count) {
+        (_, Some(n)) => {
+            settings.set("CLOSESPIDER_PAGECOUNT", n, Priority::Command);
+            settings.set(
+                "CLOSESPIDER_TIMEOUT",
+                time.unwrap_or(0.0),
+                Priority::Command,
+            );
+        }
+        (t, None) => settings.set("CLOSESPIDER_TIMEOUT", t.unwrap_or(10.0), Priority::Command),
+    }
+    apply_common(args, &mut settings)?;
+    let crawler = run_crawl(
+        Box::new(FixtureSpider::new(&start)),
+        settings,
+        Registry::with_builtins(),
+        progress_wanted(args),
+    )?;
+    let stats = &crawler.stats;
+    let pages_done = stats.get_int("response_received_count");
+    let items = stats.get_int("item_scraped_count");
+    let secs = stats
+        .get_value("elapsed_time_seconds")
+        .and_then(|v| v.as_f64())
+        .unwrap_or(0.0)
+        .max(1e-9);
+    let rss = peak_rss().map_or("unknown".to_owned(), |b| {
+        format!("{:.1} MB", b as f64 / (1024.0 * 1024.0))
+    });
+    println!(
+        "trawl bench: {pages_done} pages and {items} items in {secs:.2} s — {:.0} pages/min ({:.0} pages/s), {:.0} items/min, peak RSS {rss}",
+        pages_done as f64 * 60.0 / secs,
+        pages_done as f64 / secs,
+        items as f64 * 60.0 / secs,
+    );
+    drop(server);
+    Ok(0)
+}
+
+// ---------------------------------------------------------------- crawl
+
+/// The generic page recorder behind `trawl crawl`.
+struct Pages {
+    start: Vec<String>,
+    allowed: Vec<String>,
+    links: LinkExtractor,
+}
+
+impl Pages {
+    fn record(&self, response: &Response) -> CallbackResult {
+        let title = response
+            .css("title::text")
+            .get()
+            .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "));
+        let links_out = if response.is_html() {
+            self.links.extract_links(response).len()
+        } else {
+            0
+        };
+        let request = response.request();
+        Ok(vec![Output::Item(
+            Item::new()
+                .with("url", response.url().as_str())
+                .with("status", response.status())
+                .with("title", title)
+                .with("depth", request.meta().get_i64("depth").unwrap_or(0))
+                .with("links_out", links_out)
+                .with(
+                    "referer",
+                    request.headers().get_str("Referer").map(str::to_owned),
+                ),
+        )])
+    }
+}
+
+impl Spider for Pages {
+    fn name(&self) -> &str {
+        "crawl"
+    }
+    fn allowed_domains(&self) -> Vec<String> {
+        self.allowed.clone()
+    }
+    fn start_urls(&self) -> Vec<String> {
+        self.start.clone()
+    }
+    fn callback(&mut self, name: &str, response: &Response) -> CallbackResult {
+        match name {
+            "page" | "parse_start_url" | "parse" => self.record(response),
+            other => Err(Failure::new(crate::crawl::spider::UnknownCallback(
+                other.to_owned(),
+            ))),
+        }
+    }
+}
+
+fn crawl(args: &Args) -> Result<i32, CliError> {
+    if args.positional.is_empty() {
+        return Err(CliError::Usage("trawl crawl needs at least one URL".into()));
+    }
+    let mut hosts = Vec::new();
+    for u in &args.positional {
+        let url = Url::parse(u).map_err(|e| CliError::Usage(format!("invalid URL {u:?}: {e}")))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(CliError::Usage(format!("not an http(s) URL: {u}")));
+        }
+        if let Some(h) = url.host_str() {
+            hosts.push(h.to_owned());
+        }
+    }
+    let allow: Vec<&str> = args.all("allow").iter().map(String::as_str).collect();
+    let deny: Vec<&str> = args.all("deny").iter().map(String::as_str).collect();
+    let mut links = LinkExtractor::new()
+        .allow(&allow)
+        .map_err(|e| CliError::Usage(format!("--allow: {e}")))?
+        .deny(&deny)
+        .map_err(|e| CliError::Usage(format!("--deny: {e}")))?;
+    let same_domain = args.flag("same-domain");
+    if same_domain {
+        links = links.allow_domains(hosts.clone());
+    }
+    let depth: Option<u32> = args.number("depth")?;
+    logging(args, "INFO")?;
+    let mut settings = Settings::new();
+    settings.set("LOG_LEVEL", "INFO", Priority::Command);
+    // Every page gets a record, whatever its status.
+    settings.set("HTTPERROR_ALLOW_ALL", true, Priority::Command);
+    if let Some(d) = depth {
+        settings.set("DEPTH_LIMIT", d, Priority::Cmdline);
+    }
+    apply_common(args, &mut settings)?;
+    let pages = Pages {
+        start: args.positional.clone(),
+        allowed: if same_domain { hosts } else { Vec::new() },
+        links: links.clone(),
+    };
+    let spider = CrawlSpider::new(pages, vec![Rule::new(links).callback("page").follow(true)]);
+    let crawler = run_crawl(
+        Box::new(spider),
+        settings,
+        Registry::with_builtins(),
+        progress_wanted(args),
+    )?;
+    let reason = crawler
+        .stats
+        .get_value("finish_reason")
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    Ok(
+        if reason == "finished" || reason == "shutdown" || reason.starts_with("closespider") {
+            0
+        } else {
+            1
+        },
+    )
+}
+
+// ---------------------------------------------------------------- fetch
+
+type FetchResult = Rc<RefCell<Option<Result<Response, String>>>>;
+
+struct Fetch {
+    request: Option<Request>,
+    result: FetchResult,
+}
+
+impl Spider for Fetch {
+    fn name(&self) -> &str {
+        "fetch"
+    }
+    fn start(&mut self) -> Box<dyn Iterator<Item = Output>> {
+        Box::new(self.request.take().map(Output::Request).into_iter())
+    }
+    fn callback(&mut self, _name: &str, response: &Response) -> CallbackResult {
+        *self.result.borrow_mut() = Some(Ok(response.clone()));
+        Ok(Vec::new())
+    }
+    fn errback(&mut self, _name: &str, failure: &Failure, _request: &Request) -> CallbackResult {
+        *self.result.borrow_mut() = Some(Err(failure.to_string()));
+        Ok(Vec::new())
+    }
+}
+
+fn fetch(args: &Args) -> Result<i32, CliError> {
+    let url = match args.positional.as_slice() {
+        [u] => u,
+        [] => return Err(CliError::Usage("trawl fetch needs a URL".into())),
+        _ => return Err(CliError::Usage("trawl fetch takes one URL".into())),
+    };
+    let mut request =
+        Request::get(url).map_err(|e| CliError::Usage(format!("invalid URL {url:?}: {e}")))?;
+    for h in args.all("H") {
+        let Some((name, value)) = h.split_once(':') else {
+            return Err(CliError::Usage(format!(
+                "-H expects 'Name: value', got {h:?}"
+            )));
+        };
+        request = request.with_header(name.trim(), value.trim());
+    }
+    if let Some(body) = args.value("d") {
+        request = request
+            .with_method("POST")
+            .with_body(body.as_bytes().to_vec());
+        if !request.headers().contains("Content-Type") {
+            request = request.with_header("Content-Type", "application/x-www-form-urlencoded");
+        }
+    }
+    if let Some(m) = args.value("X") {
+        if m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic()) {
+            return Err(CliError::Usage(format!(
+                "-X expects a method name, got {m:?}"
+            )));
+        }
+        request.set_method(Method::new(m));
+    }
+    request = request
+        .with_dont_filter(true)
+        .with_meta("handle_httpstatus_all", true)
+        .with_errback("fetch_failed");
+    if args.flag("no-redirect") {
+        request = request.with_meta("dont_redirect", true);
+    }
+    logging(args, "CRITICAL")?;
+    let mut settings = Settings::new();
+    // As `scrapy fetch` outside a project: fetch what was asked for.
+    settings.set("ROBOTSTXT_OBEY", false, Priority::Command);
+    settings.set("STATS_DUMP", false, Priority::Command);
+    apply_common(args, &mut settings)?;
+    let result: FetchResult = Rc::default();
+    let spider = Fetch {
+        request: Some(request),
+        result: result.clone(),
+    };
+    run_crawl(Box::new(spider), settings, Registry::with_builtins(), false)?;
+    let outcome = result.borrow_mut().take();
+    match outcome {
+        Some(Ok(resp)) => {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            let written = if args.flag("headers") {
+                let req = resp.request();
+                let mut text = String::new();
+                text.push_str(&format!("> {} {}\n", req.method().as_str(), req.url()));
+                for (n, v) in req.headers().iter() {
+                    text.push_str(&format!(
+                        "> {}: {}\n",
+                        String::from_utf8_lossy(n),
+                        String::from_utf8_lossy(v)
+                    ));
+                }
+                text.push_str(">\n");
+                text.push_str(&format!(
+                    "< {} {}\n",
+                    resp.status(),
+                    crate::proto::http1::reason_phrase(resp.status()).unwrap_or("")
+                ));
+                for (n, v) in resp.headers().iter() {
+                    text.push_str(&format!(
+                        "< {}: {}\n",
+                        String::from_utf8_lossy(n),
+                        String::from_utf8_lossy(v)
+                    ));
+                }
+                out.write_all(text.as_bytes())
+            } else {
+                out.write_all(resp.body())
+            };
+            written
+                .and_then(|()| out.flush())
+                .map_err(|e| CliError::Failed(format!("writing the output: {e}")))?;
+            Ok(0)
+        }
+        Some(Err(msg)) => Err(CliError::Failed(format!("fetch {url} failed: {msg}"))),
+        None => Err(CliError::Failed(format!(
+            "fetch {url} failed: the request was dropped (offsite, robots.txt, or a filter)"
+        ))),
+    }
+}
+
+// ---------------------------------------------------------------- serve
+
+fn serve(args: &Args) -> Result<i32, CliError> {
+    no_positional(args)?;
+    let pages: usize = args.number("pages")?.unwrap_or(2000);
+    let port: u16 = args.number("port")?.unwrap_or(0);
+    logging(args, "INFO")?;
+    let mut reactor = Reactor::new().map_err(|e| CliError::Failed(e.to_string()))?;
+    let handle = reactor.handle();
+    let options = FixtureOptions {
+        pages,
+        tls: args.flag("tls"),
+        addr: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        ..FixtureOptions::default()
+    };
+    let served = crate::testing::fixture::serve(&handle, &options, Arc::default())
+        .map_err(|e| CliError::Failed(format!("cannot listen on 127.0.0.1:{port}: {e}")))?;
+    let scheme = if options.tls { "https" } else { "http" };
+    println!(
+        "trawl serve: {scheme}://{}/index.html ({pages} pages); Ctrl+C stops",
+        served.local_addr()
+    );
+    let h = handle.clone();
+    super::SHUTDOWN.with(|s| {
+        *s.borrow_mut() = Some(Box::new(move || {
+            log::info!("Received SIGINT, stopping the server");
+            h.stop();
+        }));
+    });
+    super::spawn_signal_thread(&reactor);
+    let r = reactor.run();
+    served.close();
+    r.map_err(|e| CliError::Failed(e.to_string()))?;
+    Ok(0)
+}

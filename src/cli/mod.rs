@@ -1,0 +1,366 @@
+//! L7: the `trawl` command — `bench`, `crawl`, `fetch`, `serve` — as Scrapy users know
+//! `scrapy bench`, `scrapy crawl`, `scrapy fetch`.
+//!
+//! This module owns what only a command needs: argument parsing (hand-written: the
+//! grammar is small and a parser crate would double the binary's build time), the
+//! Scrapy-style log format (`2026-11-29 22:49:00 [trawl.crawl.engine] INFO: ...`)
+//! through `env_logger`, the optional live progress line, and Ctrl+C handling — the
+//! first SIGINT/SIGTERM closes the spider gracefully (in-flight requests finish, feeds
+//! are closed, the stats are dumped), the second exits at once. Signals are received
+//! on a helper thread (`signal-hook`) and handed to the reactor with
+//! `call_from_thread`, so the reactor never blocks on them.
+//!
+//! Exit codes: 0 success, 1 a failed crawl or download, 2 a usage error (one line on
+//! stderr), 130 a forced stop.
+
+mod args;
+mod commands;
+
+use std::cell::RefCell;
+use std::fmt;
+use std::io::{IsTerminal, Write};
+use std::rc::Rc;
+
+use crate::crawl::{Crawler, Priority, Registry, Settings, Spider};
+use crate::defer::Failure;
+use crate::reactor::Reactor;
+
+pub use args::{Args, UsageError};
+
+/// The top-level help.
+pub const HELP: &str = "\
+trawl — Scrapy's engine on a single-threaded reactor
+
+Usage: trawl <command> [options]
+
+Commands:
+  bench     crawl an in-process fixture site at full speed and report pages/min
+  crawl     follow links from URLs and write one record per page
+  fetch     download one URL through the middlewares and print it
+  serve     run the fixture site server in the foreground
+  version   print the version
+
+Common options (crawl, fetch, bench):
+  -s NAME=VALUE        set a setting (repeatable)
+  -o FILE / -O FILE    append / overwrite a feed (format from the extension, or FILE:FORMAT)
+  -L LEVEL, --loglevel LEVEL   DEBUG, INFO, WARNING, ERROR, CRITICAL (default INFO;
+                       fetch: CRITICAL, so a failure is the one error line)
+  --logfile FILE       write the log there instead of stderr
+  --progress           a live progress line on a terminal
+  -h, --help           help for a command
+
+Ctrl+C once: finish in-flight requests, close the feeds, dump the stats. Twice: stop now.
+";
+
+/// Runs the command line `argv` (without the program name); returns the exit code.
+pub fn main(argv: Vec<String>) -> i32 {
+    let args = match Args::parse(argv) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("trawl: error: {} (see trawl --help)", one_line(&e.0));
+            return 2;
+        }
+    };
+    match commands::run(args) {
+        Ok(code) => code,
+        Err(CliError::Usage(e)) => {
+            eprintln!("trawl: error: {} (see trawl --help)", one_line(&e));
+            2
+        }
+        Err(CliError::Failed(msg)) => {
+            eprintln!("trawl: {}", one_line(&msg));
+            1
+        }
+    }
+}
+
+/// Errors are one line (a regex error, say, spans several).
+fn one_line(msg: &str) -> String {
+    msg.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Why a command failed.
+#[derive(Debug)]
+pub enum CliError {
+    /// Bad arguments (exit code 2).
+    Usage(String),
+    /// The command ran and failed (exit code 1).
+    Failed(String),
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Usage(m) | Self::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<UsageError> for CliError {
+    fn from(e: UsageError) -> Self {
+        Self::Usage(e.0)
+    }
+}
+
+impl From<Failure> for CliError {
+    fn from(f: Failure) -> Self {
+        Self::Failed(f.to_string())
+    }
+}
+
+thread_local! {
+    static PROGRESS_ACTIVE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+static PROGRESS_ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Installs the Scrapy-style logger at `level`, to `logfile` or stderr.
+///
+/// # Errors
+///
+/// An unknown level or a log file that cannot be created.
+pub fn init_logging(level: &str, logfile: Option<&str>) -> Result<(), CliError> {
+    let filter = match level.to_ascii_uppercase().as_str() {
+        // No record is logged at CRITICAL: only the command's own last line remains.
+        "CRITICAL" => log::LevelFilter::Off,
+        "ERROR" => log::LevelFilter::Error,
+        "WARNING" | "WARN" => log::LevelFilter::Warn,
+        "INFO" => log::LevelFilter::Info,
+        "DEBUG" => log::LevelFilter::Debug,
+        "TRACE" => log::LevelFilter::Trace,
+        other => {
+            return Err(CliError::Usage(format!(
+                "unknown log level {other:?} (DEBUG, INFO, WARNING, ERROR, CRITICAL)"
+            )));
+        }
+    };
+    let mut b = env_logger::Builder::new();
+    b.filter_level(filter);
+    // Dependencies stay quiet unless asked for.
+    b.filter_module("rustls", log::LevelFilter::Warn);
+    b.format(|buf, record| {
+        if PROGRESS_ON.load(std::sync::atomic::Ordering::Relaxed) {
+            // Clear the progress line; the next tick redraws it below the log.
+            write!(buf, "\r\x1b[2K")?;
+        }
+        let level = match record.level() {
+            log::Level::Error => "ERROR",
+            log::Level::Warn => "WARNING",
+            log::Level::Info => "INFO",
+            log::Level::Debug => "DEBUG",
+            log::Level::Trace => "TRACE",
+        };
+        let target = record.target().replace("::", ".");
+        writeln!(
+            buf,
+            "{} [{target}] {level}: {}",
+            crate::crawl::extensions::format_utc(wall_now())
+                .get(..19)
+                .unwrap_or(""),
+            record.args()
+        )
+    });
+    if let Some(path) = logfile {
+        let file = std::fs::File::create(path)
+            .map_err(|e| CliError::Usage(format!("--logfile {path}: {e}")))?;
+        b.target(env_logger::Target::Pipe(Box::new(file)));
+    }
+    // A second init (tests calling `main` twice) keeps the first logger.
+    let _ = b.try_init();
+    Ok(())
+}
+
+fn wall_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Peak resident set size of this process, in bytes (Linux `VmHWM`).
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Applies `-s`, `-o`/`-O` and the log level to `settings` at command-line priority.
+///
+/// # Errors
+///
+/// A malformed `-s` or feed option.
+pub fn apply_common(args: &Args, settings: &mut Settings) -> Result<(), CliError> {
+    for s in args.all("s") {
+        let Some((name, value)) = s.split_once('=') else {
+            return Err(CliError::Usage(format!("-s expects NAME=VALUE, got {s:?}")));
+        };
+        if name.is_empty() {
+            return Err(CliError::Usage(format!("-s expects NAME=VALUE, got {s:?}")));
+        }
+        settings.set(name.trim(), value, Priority::Cmdline);
+    }
+    let mut feeds = serde_json::Map::new();
+    for (flag, overwrite) in [("o", false), ("O", true)] {
+        for spec in args.all(flag) {
+            let (path, format) = split_feed_spec(spec);
+            let mut opts = serde_json::Map::new();
+            opts.insert("overwrite".into(), overwrite.into());
+            if let Some(f) = format {
+                opts.insert("format".into(), f.into());
+            }
+            feeds.insert(path.to_owned(), opts.into());
+        }
+    }
+    if !feeds.is_empty() {
+        settings.set("FEEDS", serde_json::Value::Object(feeds), Priority::Cmdline);
+    }
+    Ok(())
+}
+
+/// `items.json:jsonlines` → (`items.json`, `Some("jsonlines")`); a colon that does not
+/// name a known format is part of the path.
+fn split_feed_spec(spec: &str) -> (&str, Option<&str>) {
+    if let Some((path, format)) = spec.rsplit_once(':')
+        && matches!(format, "json" | "jsonlines" | "jl" | "csv")
+        && !path.is_empty()
+    {
+        return (path, Some(format));
+    }
+    (spec, None)
+}
+
+/// Whether a live progress line should be drawn.
+fn progress_wanted(args: &Args) -> bool {
+    args.flag("progress") && std::io::stderr().is_terminal()
+}
+
+/// Runs a crawl on a fresh reactor with Ctrl+C handling (and the progress line if
+/// asked); returns the crawler once the spider has closed.
+///
+/// # Errors
+///
+/// The crawl could not be set up or the reactor failed.
+pub fn run_crawl(
+    spider: Box<dyn Spider>,
+    settings: Settings,
+    registry: Registry,
+    progress: bool,
+) -> Result<Rc<Crawler>, CliError> {
+    let mut reactor = Reactor::new().map_err(|e| CliError::Failed(e.to_string()))?;
+    let handle = reactor.handle();
+    let crawler = Crawler::new(
+        spider,
+        settings,
+        handle.clock().clone(),
+        Some(handle.clone()),
+        registry,
+    )?;
+    let done = crawler.crawl();
+    install_signals(&reactor, &crawler);
+    let progress_loop = if progress {
+        Some(start_progress(&crawler))
+    } else {
+        None
+    };
+    let result = reactor.run_until(&done);
+    if let Some(lc) = progress_loop
+        && lc.running()
+    {
+        let _ = lc.stop();
+        PROGRESS_ON.store(false, std::sync::atomic::Ordering::Relaxed);
+        eprint!("\r\x1b[2K");
+    }
+    SHUTDOWN.with(|s| s.borrow_mut().take());
+    result.map_err(|e| CliError::Failed(e.to_string()))?;
+    if let Some(Err(f)) = done.take_result() {
+        return Err(f.into());
+    }
+    Ok(crawler)
+}
+
+thread_local! {
+    /// What the first Ctrl+C does, on the reactor thread.
+    static SHUTDOWN: RefCell<Option<Box<dyn Fn()>>> = RefCell::new(None);
+}
+
+fn install_signals(reactor: &Reactor, crawler: &Rc<Crawler>) {
+    let weak = Rc::downgrade(crawler);
+    SHUTDOWN.with(|s| {
+        *s.borrow_mut() = Some(Box::new(move || {
+            if let Some(engine) = weak.upgrade().and_then(|c| c.engine()) {
+                log::info!("Received SIGINT, shutting down gracefully. Send again to force");
+                let _ = engine.close_spider("shutdown");
+            }
+        }));
+    });
+    spawn_signal_thread(reactor);
+}
+
+/// Receives SIGINT/SIGTERM on a helper thread: the first runs `SHUTDOWN` on the reactor
+/// thread, the second exits the process.
+fn spawn_signal_thread(reactor: &Reactor) {
+    let caller = reactor.handle().thread_caller();
+    let signals = match signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+    ]) {
+        Ok(s) => s,
+        Err(e) => {
+            log::warn!("Ctrl+C handling unavailable: {e}");
+            return;
+        }
+    };
+    let spawned = std::thread::Builder::new()
+        .name("trawl-signals".into())
+        .spawn(move || {
+            let mut signals = signals;
+            let mut count = 0;
+            for _ in signals.forever() {
+                count += 1;
+                if count == 1 {
+                    caller.call_from_thread(|_| {
+                        SHUTDOWN.with(|s| {
+                            if let Some(f) = s.borrow().as_ref() {
+                                f();
+                            }
+                        });
+                    });
+                } else {
+                    eprintln!("trawl: forced stop");
+                    std::process::exit(130);
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        log::warn!("Ctrl+C handling unavailable: {e}");
+    }
+}
+
+fn start_progress(crawler: &Rc<Crawler>) -> crate::task::LoopingCall {
+    PROGRESS_ON.store(true, std::sync::atomic::Ordering::Relaxed);
+    let weak = Rc::downgrade(crawler);
+    let started = crawler.clock().seconds();
+    let lc = crate::task::LoopingCall::new(crawler.clock(), move || {
+        if let Some(c) = weak.upgrade() {
+            let pages = c.stats.get_int("response_received_count");
+            let items = c.stats.get_int("item_scraped_count");
+            let secs = (c.clock().seconds() - started).max(1e-9);
+            let queued = c
+                .engine()
+                .and_then(|e| e.slot())
+                .map_or(0, |s| s.scheduler_len());
+            let mut err = std::io::stderr().lock();
+            let _ = write!(
+                err,
+                "\r\x1b[2K{pages} pages, {items} items, {:.0} pages/s, {queued} queued",
+                pages as f64 / secs
+            );
+            let _ = err.flush();
+        }
+        Ok(())
+    });
+    if let Err(e) = lc.start(0.5, false) {
+        log::warn!("progress line unavailable: {e}");
+    }
+    lc
+}

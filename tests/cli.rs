@@ -1,0 +1,314 @@
+//! The `trawl` binary, run as a user runs it: crawl, fetch, serve, bench, the common
+//! flags, usage errors, and Ctrl+C.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use trawl::crawl::canonicalize_url;
+use trawl::testing::{FixtureOptions, FixtureServer};
+
+fn trawl() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_trawl"))
+}
+
+fn run(args: &[&str]) -> Output {
+    trawl().args(args).output().expect("trawl runs")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("trawl-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let p = dir.join(name);
+    let _ = std::fs::remove_file(&p);
+    p
+}
+
+fn server(pages: usize) -> FixtureServer {
+    FixtureServer::start(FixtureOptions {
+        pages,
+        record: true,
+        ..FixtureOptions::default()
+    })
+    .expect("fixture server")
+}
+
+fn canonical_paths(urls: impl IntoIterator<Item = String>, base: &str) -> BTreeSet<String> {
+    urls.into_iter()
+        .map(|u| {
+            canonicalize_url(&u, true, false)
+                .expect("valid URL")
+                .trim_start_matches(base)
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn crawl_writes_one_record_per_page_of_the_site() {
+    let srv = server(60);
+    let out = tmp("pages.jl");
+    let o = run(&[
+        "crawl",
+        &srv.url("/index.html"),
+        "--same-domain",
+        "-o",
+        out.to_str().expect("utf-8 path"),
+        "-L",
+        "WARNING",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).expect("feed written");
+    let records: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let (expected, _) = srv.site().expected_crawl();
+    let got = canonical_paths(
+        records
+            .iter()
+            .map(|r| r["url"].as_str().expect("url").to_owned()),
+        &srv.base(),
+    );
+    assert_eq!(got, expected);
+    for r in &records {
+        assert_eq!(r["status"], 200);
+        assert!(r["title"].is_string(), "{r}");
+        assert!(r["depth"].is_u64());
+        assert!(r["links_out"].is_u64());
+        assert!(r.get("referer").is_some());
+    }
+    // Every page fetched once (the start URL twice: it bypasses the dupefilter).
+    let targets = srv.stats().targets();
+    assert!(
+        targets
+            .iter()
+            .all(|(t, n)| *n == 1 || (t == "/index.html" && *n == 2)),
+        "{targets:?}"
+    );
+}
+
+#[test]
+fn feed_formats_parse_back_and_settings_override() {
+    let srv = server(30);
+    for (name, check) in [
+        ("out.json", "json"),
+        ("out.csv", "csv"),
+        ("out.data:jsonlines", "jl"),
+    ] {
+        let out = tmp(name.split(':').next().unwrap_or(name));
+        let spec = format!(
+            "{}{}",
+            out.display(),
+            name.find(':').map_or("", |i| &name[i..])
+        );
+        let o = run(&[
+            "crawl",
+            &srv.url("/index.html"),
+            "-O",
+            &spec,
+            "-s",
+            "CLOSESPIDER_PAGECOUNT=5",
+            "-s",
+            "CONCURRENT_REQUESTS=1",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            stderr.contains("'finish_reason': \"closespider_pagecount\""),
+            "-s reached the crawl: {stderr}"
+        );
+        let text = std::fs::read_to_string(&out).expect("feed written");
+        let n = match check {
+            "json" => serde_json::from_str::<Vec<Value>>(&text)
+                .expect("a JSON array")
+                .len(),
+            "jl" => text
+                .lines()
+                .filter(|l| serde_json::from_str::<Value>(l).is_ok())
+                .count(),
+            _ => {
+                let mut lines = text.lines();
+                let header = lines.next().expect("a header line");
+                assert!(header.starts_with("url,status,title"), "{header}");
+                lines.count()
+            }
+        };
+        // CLOSESPIDER_PAGECOUNT counts responses, robots.txt's included (as Scrapy's).
+        assert!((4..=6).contains(&n), "{name}: {n} records");
+    }
+}
+
+#[test]
+fn usage_errors_are_one_line_and_exit_2() {
+    for args in [
+        &["crawl", "--no-such-flag"][..],
+        &["nonsense"],
+        &["crawl"],
+        &["crawl", "not a url"],
+        &["fetch"],
+        &["serve", "--port", "many"],
+        &["crawl", "http://a.test/", "-s", "NOEQUALS"],
+        &["crawl", "http://a.test/", "--allow", "("],
+        &["bench", "-L", "LOUD"],
+    ] {
+        let o = run(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("trawl: error: "), "{err}");
+    }
+    let o = run(&["--help"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Commands:"));
+    let o = run(&["fetch", "--help"]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Usage: trawl fetch"));
+}
+
+#[test]
+fn fetch_prints_bodies_headers_and_errors() {
+    let srv = server(5);
+    let o = run(&["fetch", &srv.url("/s/000/00001.html")]);
+    assert!(o.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        srv.site().render_page(1)
+    );
+
+    let o = run(&[
+        "fetch",
+        &srv.url("/echo"),
+        "-X",
+        "PUT",
+        "-d",
+        "a=1",
+        "-H",
+        "X-Test: yes",
+    ]);
+    let body = String::from_utf8_lossy(&o.stdout);
+    assert!(body.starts_with("PUT /echo"), "{body}");
+    assert!(body.contains("X-Test: yes"), "{body}");
+    assert!(body.ends_with("a=1"), "{body}");
+
+    let o = run(&[
+        "fetch",
+        "--headers",
+        "--no-redirect",
+        &srv.url("/redirect/302"),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("< 302 Found"), "{text}");
+    assert!(text.contains("< Location: "), "{text}");
+
+    let o = run(&["fetch", "http://127.0.0.1:1/"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("failed"), "{err}");
+}
+
+fn wait_for(mut cond: impl FnMut() -> bool, secs: u64) -> bool {
+    let until = Instant::now() + Duration::from_secs(secs);
+    while Instant::now() < until {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+fn sigint(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+}
+
+#[test]
+fn ctrl_c_leaves_a_valid_feed_and_the_stats() {
+    let srv = server(100_000);
+    let out = tmp("interrupted.json");
+    let mut child = trawl()
+        .args([
+            "crawl",
+            &srv.url("/index.html"),
+            "-O",
+            out.to_str().expect("utf-8 path"),
+            "-s",
+            "DOWNLOAD_DELAY=0.01",
+            "-s",
+            "RANDOMIZE_DOWNLOAD_DELAY=false",
+        ])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("trawl starts");
+    let started = wait_for(|| std::fs::metadata(&out).is_ok_and(|m| m.len() > 200), 30);
+    assert!(started, "the crawl wrote records");
+    sigint(child.id());
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("piped")
+        .read_to_string(&mut stderr)
+        .expect("stderr");
+    let status = child.wait().expect("exits");
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("shutting down gracefully"), "{stderr}");
+    assert!(stderr.contains("'finish_reason': \"shutdown\""), "{stderr}");
+    let text = std::fs::read_to_string(&out).expect("feed");
+    let records: Vec<Value> = serde_json::from_str(&text).expect("a valid JSON array");
+    assert!(!records.is_empty());
+}
+
+#[test]
+fn serve_answers_until_interrupted() {
+    let mut child = trawl()
+        .args(["serve", "--pages", "10", "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("trawl serve starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("piped"))
+        .read_line(&mut line)
+        .expect("a first line");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .expect("the URL is printed")
+        .to_owned();
+    let addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .expect("host:port")
+        .to_owned();
+    let mut s = TcpStream::connect(&addr).expect("connects");
+    s.write_all(b"GET /robots.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .expect("write");
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).expect("read");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("User-agent: *"));
+    sigint(child.id());
+    let status = child.wait().expect("exits");
+    assert!(status.success());
+}
+
+#[test]
+fn bench_reports_pages_per_minute() {
+    let o = run(&["bench", "--pages", "3000", "--time", "1", "-L", "WARNING"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("pages/min"), "{out}");
+    assert!(out.contains("items/min"), "{out}");
+    assert!(out.contains("peak RSS"), "{out}");
+}
