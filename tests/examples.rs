@@ -1,0 +1,82 @@
+//! Every example runs to completion on its own fixture server and prints what it did,
+//! so the README's main-job command (`--example quotes`) and the examples table stay
+//! true. (`cargo test` builds the examples; this runs them.)
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    // target/<profile>/deps/examples-HASH → target/<profile>/examples/<name>
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target dir")
+        .join("examples");
+    dir.join(name)
+}
+
+fn run(name: &str, args: &[&str]) -> String {
+    let dir = std::env::temp_dir().join(format!("trawl-examples-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let out = Command::new(example(name))
+        .args(args)
+        .current_dir(&dir)
+        .output()
+        .unwrap_or_else(|e| panic!("example {name} runs: {e}"));
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn quotes_exports_every_quote_and_author() {
+    let out = run("quotes", &[]);
+    // 10 list pages of 10 quotes, 20 distinct authors, robots.txt: 31 pages.
+    assert!(
+        out.contains("31 pages, 120 items (quotes and authors) written to quotes.jsonl"),
+        "{out}"
+    );
+}
+
+#[test]
+fn crawl_rules_finds_every_author() {
+    let out = run("crawl_rules", &[]);
+    assert!(out.contains("20 authors from"), "{out}");
+}
+
+#[test]
+fn sitemap_visits_every_page() {
+    let out = run("sitemap", &[]);
+    assert!(out.contains("300 pages from the sitemap"), "{out}");
+}
+
+#[test]
+fn custom_middleware_and_pipelines_run() {
+    let out = run("custom_middleware", &[]);
+    assert!(
+        out.contains("100 items kept, 0 dropped, 10 HTML responses tagged"),
+        "{out}"
+    );
+}
+
+#[test]
+fn embed_checks_three_rounds() {
+    let out = run("embed", &[]);
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("round ")).count(),
+        9,
+        "{out}"
+    );
+    assert!(out.contains("-> 503"), "{out}");
+}
+
+#[test]
+fn deferred_chain_runs() {
+    let out = run("deferred_chain", &[]);
+    assert!(!out.is_empty());
+}
