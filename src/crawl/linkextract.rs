@@ -251,8 +251,10 @@ impl LinkExtractor {
         let base = response.base_url().clone();
         // 64-bit hashes of the URLs seen on this page (a collision within one page is
         // not a practical concern).
-        let mut seen: crate::util::FxHashSet<u64> = crate::util::FxHashSet::default();
-        let mut out = Vec::new();
+        // Sized for a typical page (~20 links), so neither grows link by link.
+        let mut seen: crate::util::FxHashSet<u64> =
+            crate::util::FxHashSet::with_capacity_and_hasher(32, Default::default());
+        let mut out = Vec::with_capacity(24);
         let mut handle = |raw: RawLink| {
             let processed;
             let mut href = raw.href.as_str();
