@@ -52,8 +52,9 @@ Usage: trawl fetch URL [--headers] [--no-redirect] [-H 'Name: value']... [-X MET
 
 Downloads one URL through the whole middleware stack and prints the body (with
 --headers: the request and response headers instead). Headers, method and body given
-here belong to this request only: a redirect to another host drops Authorization and
-Cookie, as for any request. A failed download prints the error and exits 1.
+here belong to this request only: a redirect to another host drops Authorization, and
+-H 'Cookie: a=1' goes through the cookie jar as request cookies, so it is sent to this
+host only. A failed download prints the error and exits 1.
 ";
 
 const SERVE_HELP: &str = "\
@@ -336,7 +337,17 @@ fn fetch(args: &Args) -> Result<i32, CliError> {
                 "-H expects 'Name: value', got {h:?}"
             )));
         };
-        request = request.with_header(name.trim(), value.trim());
+        if name.trim().eq_ignore_ascii_case("cookie") {
+            // Through the cookie jar, so the cookies go to this host only (a redirect
+            // elsewhere does not carry them), as request cookies do.
+            for pair in value.split(';') {
+                if let Some((n, v)) = pair.split_once('=') {
+                    request = request.with_cookie(n.trim(), v.trim());
+                }
+            }
+        } else {
+            request = request.with_header(name.trim(), value.trim());
+        }
     }
     if let Some(body) = args.value("d") {
         request = request
