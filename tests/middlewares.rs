@@ -390,13 +390,34 @@ fn redirects_to_non_http_schemes_are_refused() {
     ]);
     let (c, seen) = crawl(spider, &[]);
     assert_eq!(c.stats.get_int("redirect/unsupported_scheme"), 4);
+    // As in Scrapy, the redirect is not followed and the response itself goes on: the
+    // three 3xx answers meet HttpErrorMiddleware, the refresh page reaches the spider.
     let failures = seen.failures.borrow();
-    assert_eq!(failures.len(), 4, "{failures:?}");
-    assert!(failures.iter().all(|(_, k, _)| k == "IgnoreRequest"));
+    assert_eq!(failures.len(), 3, "{failures:?}");
+    assert!(failures.iter().all(|(_, k, _)| k == "HttpError"));
+    let responses = seen.responses.borrow();
+    assert_eq!(responses.len(), 1);
+    assert_eq!(responses[0].url().path(), "/meta-refresh");
     assert!(
-        seen.responses.borrow().is_empty(),
+        responses.iter().all(|r| r.url().scheme() == "http"),
         "nothing was read from file: or data:"
     );
+}
+
+#[test]
+fn a_meta_refresh_after_a_post_is_a_get_without_the_body() {
+    let srv = server();
+    let spider = LiveSpider::new(vec![
+        get(&srv.url("/meta-refresh?to=/echo?refreshed&delay=0"))
+            .with_method("POST")
+            .with_body(b"password=secret".to_vec())
+            .with_header("Content-Type", "application/x-www-form-urlencoded"),
+    ]);
+    let (_, seen) = crawl(spider, &[]);
+    let body = seen.body_of("/echo").expect("the refresh was followed");
+    assert!(body.starts_with("GET /echo?refreshed"), "{body}");
+    assert!(!body.contains("password"), "{body}");
+    assert_eq!(header(&echo_headers(&body), "content-type"), None);
 }
 
 #[test]

@@ -187,6 +187,25 @@ fn sitemap_index_gzip_rules_and_dupes() {
 }
 
 #[test]
+fn sitemap_gzip_limit_follows_download_maxsize() {
+    let srv = server(30);
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let spider = SitemapSpider::new(
+        Callbacks {
+            start: String::new(),
+            seen: seen.clone(),
+        },
+        [srv.url("/sitemap.xml.gz")],
+    );
+    let mut s = settings();
+    // Large enough for the compressed download, too small for the unzipped sitemap.
+    s.set("DOWNLOAD_MAXSIZE", 1000, Priority::Project);
+    run_spider(Box::new(spider), s).expect("crawl");
+    assert_eq!(srv.stats().targets().get("/sitemap.xml.gz"), Some(&1));
+    assert!(seen.borrow().iter().all(|(cb, _)| cb != "parse"));
+}
+
+#[test]
 fn sitemap_follow_and_size_limit() {
     let srv = server(30);
     let seen = Rc::new(RefCell::new(Vec::new()));

@@ -196,6 +196,8 @@ impl Crawler {
             settings.set(&name, value, Priority::Spider);
         }
         settings.freeze();
+        let mut spider = spider;
+        spider.settings_ready(&settings);
         let spider_name = spider.name().to_owned();
         let allowed_domains = spider.allowed_domains();
         let crawler = Rc::new_cyclic(|me| Self {

@@ -264,6 +264,10 @@ impl<S: Spider> Spider for CrawlSpider<S> {
         self.inner.errback(name, failure, request)
     }
 
+    fn settings_ready(&mut self, settings: &super::settings::Settings) {
+        self.inner.settings_ready(settings);
+    }
+
     fn opened(&mut self) {
         self.inner.opened();
     }

@@ -174,6 +174,9 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("HTTPERROR_ALLOWED_CODES", json!([])),
         ("HTTPPROXY_AUTH_ENCODING", json!("latin-1")),
         ("HTTPPROXY_ENABLED", json!(true)),
+        ("HTTPAUTH_DOMAIN", Value::Null),
+        ("HTTPAUTH_PASS", Value::Null),
+        ("HTTPAUTH_USER", Value::Null),
         ("HTTP_AUTH_DOMAIN", Value::Null),
         ("HTTP_PASS", Value::Null),
         ("HTTP_USER", Value::Null),
@@ -184,8 +187,6 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("LOG_LEVEL", json!("DEBUG")),
         ("LOGSTATS_INTERVAL", json!(60.0)),
         ("METAREFRESH_ENABLED", json!(true)),
-        // trawl: Scrapy's default is []; a refresh inside <noscript> is for browsers
-        // without JavaScript and usually points at an error page.
         ("METAREFRESH_IGNORE_TAGS", json!(["noscript"])),
         ("METAREFRESH_MAXDELAY", json!(100)),
         ("REDIRECT_ENABLED", json!(true)),

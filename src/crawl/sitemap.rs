@@ -6,9 +6,10 @@
 //!
 //! Sitemaps come from the network. The parser (`quick-xml`, a streaming pull parser)
 //! never reads a DTD and never expands an entity other than the five predefined ones
-//! and character references: a document that uses any other entity (an XXE attempt, a
-//! billion-laughs bomb) is rejected at the first reference, in time proportional to the
-//! bytes read. Gzipped sitemaps are decompressed with the same size limit as downloads
+//! and character references: any other reference (an XXE attempt, a billion-laughs
+//! bomb, an HTML `&nbsp;`) stays literal text, in time proportional to the bytes read.
+//! Like Scrapy's `lxml` parser with `recover=True`, it is lenient: a lone `&`, a stray
+//! end tag, or a document cut short keep the entries parsed so far. Gzipped sitemaps are decompressed with the same size limit as downloads
 //! (`DOWNLOAD_MAXSIZE`, or the spider's `max_size`), so a gzip bomb stops there.
 //!
 //! # The spider
@@ -95,8 +96,10 @@ fn root_kind(name: &str) -> SitemapType {
     }
 }
 
-fn resolve_entity(name: &str) -> Result<char, SitemapError> {
-    Ok(match name {
+/// The character of a predefined entity or character reference; `None` for anything
+/// else (kept literally, never expanded).
+fn resolve_entity(name: &str) -> Option<char> {
+    Some(match name {
         "amp" => '&',
         "lt" => '<',
         "gt" => '>',
@@ -109,13 +112,8 @@ fn resolve_entity(name: &str) -> Result<char, SitemapError> {
                 .map(|h| u32::from_str_radix(h, 16))
                 .or_else(|| name.strip_prefix('#').map(str::parse::<u32>));
             match num {
-                Some(Ok(n)) => char::from_u32(n)
-                    .ok_or_else(|| SitemapError(format!("invalid character reference &{name};")))?,
-                _ => {
-                    return Err(SitemapError(format!(
-                        "entity &{name}; is not allowed (entities are never expanded)"
-                    )));
-                }
+                Some(Ok(n)) => char::from_u32(n)?,
+                _ => return None,
             }
         }
     })
@@ -128,6 +126,10 @@ fn resolve_entity(name: &str) -> Result<char, SitemapError> {
 /// Malformed XML, a custom entity, or no root element.
 pub fn parse_sitemap(body: &[u8]) -> Result<Sitemap, SitemapError> {
     let mut reader = quick_xml::Reader::from_reader(body);
+    let config = reader.config_mut();
+    config.allow_dangling_amp = true;
+    config.allow_unmatched_ends = true;
+    config.check_end_names = false;
     let mut buf = Vec::new();
     let mut depth = 0usize;
     let mut kind = None;
@@ -135,14 +137,34 @@ pub fn parse_sitemap(body: &[u8]) -> Result<Sitemap, SitemapError> {
     let mut entry: Option<SitemapEntry> = None;
     // The depth-3 field being read (`loc`, `lastmod`) and its text.
     let mut field: Option<(String, String)> = None;
+    // Names of the open elements.
+    let mut open: Vec<String> = Vec::new();
     loop {
-        let event = reader
-            .read_event_into(&mut buf)
-            .map_err(|e| SitemapError(format!("at byte {}: {e}", reader.buffer_position())))?;
+        let event = match reader.read_event_into(&mut buf) {
+            Ok(e) => e,
+            Err(e) => {
+                let at = reader.buffer_position();
+                if kind.is_none() {
+                    return Err(SitemapError(format!("at byte {at}: {e}")));
+                }
+                // Keep what was parsed (lxml's `recover=True`).
+                log::warn!(
+                    "sitemap: stopped at byte {at}: {e}; keeping {} entries",
+                    entries.len()
+                );
+                if let Some(e) = entry.take()
+                    && !e.loc.is_empty()
+                {
+                    entries.push(e);
+                }
+                break;
+            }
+        };
         match event {
             Event::Start(e) => {
                 depth += 1;
                 let name = local(e.name().as_ref()).to_owned();
+                open.push(name.clone());
                 match depth {
                     1 => kind = Some(root_kind(&name)),
                     2 => entry = Some(SitemapEntry::default()),
@@ -162,26 +184,22 @@ pub fn parse_sitemap(body: &[u8]) -> Result<Sitemap, SitemapError> {
                     push_alternate(&e, entry.as_mut());
                 }
             }
-            Event::End(_) => {
-                match depth {
-                    2 => {
-                        if let Some(e) = entry.take()
-                            && !e.loc.is_empty()
-                        {
-                            entries.push(e);
-                        }
-                    }
-                    3 => {
-                        if let (Some((name, text)), Some(e)) = (field.take(), entry.as_mut()) {
-                            match name.as_str() {
-                                "loc" => e.loc = text.trim().to_owned(),
-                                "lastmod" => e.lastmod = Some(text.trim().to_owned()),
-                                _ => {}
-                            }
-                        }
-                    }
-                    _ => {}
+            Event::End(e) => {
+                // A stray end tag (no such element open) is ignored; one that closes an
+                // outer element closes the inner ones too.
+                let qname = e.name();
+                let name = local(qname.as_ref());
+                let Some(pos) = open.iter().rposition(|n| n == name) else {
+                    buf.clear();
+                    continue;
+                };
+                while open.len() > pos + 1 {
+                    open.pop();
+                    close_level(depth, &mut entry, &mut field, &mut entries);
+                    depth = depth.saturating_sub(1);
                 }
+                open.pop();
+                close_level(depth, &mut entry, &mut field, &mut entries);
                 depth = depth.saturating_sub(1);
             }
             Event::Text(t) => {
@@ -195,9 +213,16 @@ pub fn parse_sitemap(body: &[u8]) -> Result<Sitemap, SitemapError> {
                 }
             }
             Event::GeneralRef(r) => {
-                let c = resolve_entity(r.as_ref())?;
                 if let Some((_, text)) = field.as_mut() {
-                    text.push(c);
+                    let name: &str = r.as_ref();
+                    match resolve_entity(name) {
+                        Some(c) => text.push(c),
+                        None => {
+                            text.push('&');
+                            text.push_str(name);
+                            text.push(';');
+                        }
+                    }
                 }
             }
             Event::Eof => break,
@@ -208,6 +233,34 @@ pub fn parse_sitemap(body: &[u8]) -> Result<Sitemap, SitemapError> {
     }
     let kind = kind.ok_or_else(|| SitemapError("no root element".into()))?;
     Ok(Sitemap { kind, entries })
+}
+
+/// Closes the element at `depth`: a field (depth 3) or an entry (depth 2).
+fn close_level(
+    depth: usize,
+    entry: &mut Option<SitemapEntry>,
+    field: &mut Option<(String, String)>,
+    entries: &mut Vec<SitemapEntry>,
+) {
+    match depth {
+        2 => {
+            if let Some(e) = entry.take()
+                && !e.loc.is_empty()
+            {
+                entries.push(e);
+            }
+        }
+        3 => {
+            if let (Some((name, text)), Some(e)) = (field.take(), entry.as_mut()) {
+                match name.as_str() {
+                    "loc" => e.loc = text.trim().to_owned(),
+                    "lastmod" => e.lastmod = Some(text.trim().to_owned()),
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 fn push_alternate(e: &quick_xml::events::BytesStart<'_>, entry: Option<&mut SitemapEntry>) {
@@ -264,7 +317,8 @@ pub struct SitemapSpider<S> {
     rules: Vec<(Regex, String)>,
     follow: Vec<Regex>,
     alternate_links: bool,
-    max_size: u64,
+    /// Set by `max_size`, else `DOWNLOAD_MAXSIZE` when the settings are ready.
+    max_size: Option<u64>,
 }
 
 impl<S: Spider> SitemapSpider<S> {
@@ -276,7 +330,7 @@ impl<S: Spider> SitemapSpider<S> {
             rules: Vec::new(),
             follow: Vec::new(),
             alternate_links: false,
-            max_size: 1024 * 1024 * 1024,
+            max_size: None,
         }
     }
 
@@ -313,9 +367,9 @@ impl<S: Spider> SitemapSpider<S> {
         self
     }
 
-    /// The largest decompressed size of a gzipped sitemap (`DOWNLOAD_MAXSIZE`).
+    /// The largest decompressed size of a gzipped sitemap (default `DOWNLOAD_MAXSIZE`).
     pub fn max_size(mut self, bytes: u64) -> Self {
-        self.max_size = bytes;
+        self.max_size = Some(bytes);
         self
     }
 
@@ -335,7 +389,8 @@ impl<S: Spider> SitemapSpider<S> {
                 .meta()
                 .get_i64("download_maxsize")
                 .and_then(|v| u64::try_from(v).ok())
-                .unwrap_or(self.max_size);
+                .or(self.max_size)
+                .unwrap_or(1024 * 1024 * 1024);
             return match gunzip_limited(body, max) {
                 Ok(b) => Some(b),
                 Err(e) => {
@@ -447,6 +502,16 @@ impl<S: Spider> Spider for SitemapSpider<S> {
         self.inner.errback(name, failure, request)
     }
 
+    fn settings_ready(&mut self, settings: &super::settings::Settings) {
+        if self.max_size.is_none() {
+            match settings.get_int("DOWNLOAD_MAXSIZE") {
+                Ok(n) => self.max_size = Some(u64::try_from(n).unwrap_or(0)),
+                Err(e) => log::error!("{e}"),
+            }
+        }
+        self.inner.settings_ready(settings);
+    }
+
     fn opened(&mut self) {
         self.inner.opened();
     }
@@ -492,8 +557,8 @@ mod tests {
         let xxe = br#"<?xml version="1.0"?>
 <!DOCTYPE urlset [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>
 <urlset><url><loc>http://a.test/&xxe;</loc></url></urlset>"#;
-        let err = parse_sitemap(xxe).expect_err("XXE must fail");
-        assert!(err.0.contains("never expanded"), "{err}");
+        let s = parse_sitemap(xxe).expect("parsed, entity kept literal");
+        assert_eq!(s.entries[0].loc, "http://a.test/&xxe;", "never expanded");
         let mut bomb =
             String::from("<?xml version=\"1.0\"?>\n<!DOCTYPE lolz [\n<!ENTITY lol \"lol\">\n");
         for i in 1..10 {
@@ -509,8 +574,29 @@ mod tests {
         }
         bomb.push_str("]>\n<urlset><url><loc>&lol9;</loc></url></urlset>");
         let started = std::time::Instant::now();
-        assert!(parse_sitemap(bomb.as_bytes()).is_err());
-        assert!(started.elapsed().as_secs() < 5, "the bomb must fail fast");
+        let s = parse_sitemap(bomb.as_bytes()).expect("parsed");
+        assert_eq!(s.entries[0].loc, "&lol9;", "not expanded");
+        assert!(
+            started.elapsed().as_secs() < 5,
+            "the bomb must be harmless and fast"
+        );
+    }
+
+    #[test]
+    fn lenient_like_lxml_recover() {
+        let xml = b"<urlset><url><loc>http://a.test/?a=1&b=2</loc></url>\
+                    <url><loc>http://a.test/x&nbsp;y</loc></url></bogus>\
+                    <url><loc>http://a.test/last</loc></url><url><loc>http://a.test/cut";
+        let s = parse_sitemap(xml).expect("recovered");
+        let locs: Vec<&str> = s.entries.iter().map(|e| e.loc.as_str()).collect();
+        assert_eq!(
+            locs,
+            [
+                "http://a.test/?a=1&b=2",
+                "http://a.test/x&nbsp;y",
+                "http://a.test/last"
+            ]
+        );
     }
 
     #[test]

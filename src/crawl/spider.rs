@@ -140,6 +140,12 @@ pub trait Spider {
         Err(failure.clone())
     }
 
+    /// Called once the crawler's settings are final (custom settings applied), before
+    /// the crawl starts: the place to read settings the spider needs.
+    fn settings_ready(&mut self, settings: &super::settings::Settings) {
+        let _ = settings;
+    }
+
     /// Called when the spider has been opened.
     fn opened(&mut self) {}
 

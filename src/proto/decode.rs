@@ -234,6 +234,9 @@ pub struct ContentDecoder {
     stages: Vec<Stage>,
     limit: u64,
     failed: Option<DecodeError>,
+    /// Whether any body byte arrived: an empty body (HEAD, 204, 304, or a server that
+    /// labels nothing) decodes to nothing instead of failing as a truncated stream.
+    fed: bool,
 }
 
 impl ContentDecoder {
@@ -249,6 +252,7 @@ impl ContentDecoder {
                 .collect(),
             limit,
             failed: None,
+            fed: false,
         }
     }
 
@@ -307,6 +311,7 @@ impl ContentDecoder {
     ///
     /// The limit was exceeded or the data is corrupt; the error is sticky.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(), DecodeError> {
+        self.fed |= !input.is_empty();
         self.run(input, out, false)
     }
 
@@ -317,6 +322,9 @@ impl ContentDecoder {
     ///
     /// As [`feed`](Self::feed), plus truncated streams.
     pub fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), DecodeError> {
+        if !self.fed && self.failed.is_none() {
+            return Ok(());
+        }
         self.run(&[], out, true)
     }
 }
@@ -336,6 +344,24 @@ impl fmt::Debug for ContentDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_body_decodes_to_nothing() {
+        // HEAD, 204 and 304 answers may repeat Content-Encoding with no body.
+        for enc in [Encoding::Gzip, Encoding::Deflate, Encoding::Brotli] {
+            let mut d = ContentDecoder::new(&[enc], 1000);
+            let mut out = Vec::new();
+            d.feed(&[], &mut out).expect("no input is fine");
+            assert_eq!(d.finish(&mut out), Ok(()), "{enc:?}");
+            assert!(out.is_empty());
+        }
+        // A stream cut after some bytes is still an error.
+        let mut d = ContentDecoder::new(&[Encoding::Gzip], 1000);
+        let mut out = Vec::new();
+        let g = gzip(b"hello world");
+        d.feed(&g[..5], &mut out).expect("partial");
+        assert!(d.finish(&mut out).is_err());
+    }
 
     fn gzip(data: &[u8]) -> Vec<u8> {
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());

@@ -166,8 +166,14 @@ impl DownloaderMiddleware for CookiesMiddleware {
         let mut jars = self.jars.borrow_mut();
         let jar = jars.entry(jar_key(request)).or_default();
         let url = request.url().clone();
+        let secure = if url.scheme() == "https" {
+            "; Secure"
+        } else {
+            ""
+        };
         for (name, value) in request.cookies() {
-            if !jar.set_cookie(&format!("{name}={value}"), &url) {
+            // As Scrapy: request cookies on https are Secure (never sent over http).
+            if !jar.set_cookie(&format!("{name}={value}{secure}"), &url) {
                 log::warn!("Invalid cookie {name:?} in {request}: not stored");
             }
         }

@@ -567,6 +567,45 @@ impl HttpCacheMiddleware {
     }
 }
 
+/// The cached response with the headers of a 304 that validated it (except the ones
+/// describing the 304's own, empty, body).
+fn freshen(cached: &Response, not_modified: &Response) -> Response {
+    let mut b = cached.to_builder();
+    let skip = |n: &[u8]| {
+        [
+            &b"content-length"[..],
+            b"content-encoding",
+            b"transfer-encoding",
+            b"connection",
+        ]
+        .iter()
+        .any(|s| n.eq_ignore_ascii_case(s))
+    };
+    let mut replaced: Vec<Vec<u8>> = Vec::new();
+    for (name, value) in not_modified.headers().iter() {
+        if skip(name) {
+            continue;
+        }
+        if !replaced.iter().any(|r| r.eq_ignore_ascii_case(name)) {
+            b.headers.remove(name);
+            replaced.push(name.to_vec());
+        }
+        b.headers.append(name, value);
+    }
+    // Stored 1xx warnings go once the response is validated.
+    let warnings: Vec<Vec<u8>> = b
+        .headers
+        .get_all("Warning")
+        .filter(|v| !v.starts_with(b"1"))
+        .map(<[u8]>::to_vec)
+        .collect();
+    b.headers.remove("Warning");
+    for w in warnings {
+        b.headers.append("Warning", w);
+    }
+    b.build()
+}
+
 fn fp_of(request: &Request) -> [u8; 20] {
     fingerprint(request, &FingerprintOptions::default())
 }
@@ -639,6 +678,13 @@ impl DownloaderMiddleware for HttpCacheMiddleware {
             .is_cached_response_valid(&cached, &response, request)
         {
             self.inc("httpcache/revalidate");
+            if response.status() == 304 {
+                // RFC 9111 §4.3.4: the 304's headers freshen the stored response, which
+                // is stored again, so the next request need not revalidate at once.
+                let fresh = freshen(&cached, &response);
+                self.cache_response(&fp, &fresh, request);
+                return Ok(ResponseOutcome::Response(fresh));
+            }
             return Ok(ResponseOutcome::Response(cached));
         }
         self.inc("httpcache/invalidate");
@@ -756,6 +802,35 @@ mod tests {
         assert!(!p.is_cached_response_valid(&cached, &resp(200, &[]), &r));
         let strict = resp(200, &[("Cache-Control", "must-revalidate")]);
         assert!(!p.is_cached_response_valid(&strict, &resp(503, &[]), &r));
+    }
+
+    #[test]
+    fn a_304_freshens_the_cached_headers() {
+        let cached = resp(
+            200,
+            &[
+                ("Date", "old"),
+                ("ETag", "\"v1\""),
+                ("Content-Length", "4"),
+                ("Warning", "110 stale"),
+            ],
+        );
+        let not_modified = resp(
+            304,
+            &[
+                ("Date", "new"),
+                ("Cache-Control", "max-age=60"),
+                ("Content-Length", "0"),
+            ],
+        );
+        let fresh = freshen(&cached, &not_modified);
+        assert_eq!(fresh.status(), 200);
+        assert_eq!(fresh.body().as_ref(), b"body");
+        assert_eq!(fresh.headers().get_str("Date"), Some("new"));
+        assert_eq!(fresh.headers().get_str("Cache-Control"), Some("max-age=60"));
+        assert_eq!(fresh.headers().get_str("ETag"), Some("\"v1\""));
+        assert_eq!(fresh.headers().get_str("Content-Length"), Some("4"));
+        assert_eq!(fresh.headers().get_str("Warning"), None);
     }
 
     #[test]

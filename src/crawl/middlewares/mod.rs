@@ -19,7 +19,7 @@ use super::crawler::Registry;
 use super::downloader::middleware::DownloaderMiddleware;
 use super::spidermw::SpiderMiddleware;
 
-pub use auth_proxy::{HttpAuthMiddleware, HttpProxyMiddleware, host_in_domain};
+pub use auth_proxy::{AuthDomain, HttpAuthMiddleware, HttpProxyMiddleware, host_in_domain};
 pub use basics::{
     DefaultHeadersMiddleware, DownloadTimeoutMiddleware, DownloaderStats, OffsiteMiddleware,
     UserAgentMiddleware,

@@ -3,11 +3,13 @@
 //! rules of its advisories.
 //!
 //! * Method and body: 307/308 and HEAD keep them; 301/302 turn a POST into a GET, 303
-//!   turns anything but GET/HEAD into a GET; a GET built this way has no body and no
-//!   `Content-Type`/`-Length`/`-Encoding`/`-Language`/`-Location` headers.
+//!   turns anything but GET/HEAD into a GET, and a meta refresh is always a GET; a GET
+//!   built this way has no body and no `Content-Type`/`-Length`/`-Encoding`/
+//!   `-Language`/`-Location` headers.
 //! * Targets: `Location` is made safe, resolved against the request URL (protocol-
 //!   relative `//host/path` takes the request's scheme); anything but `http`/`https`
-//!   (`file:`, `data:`, `ftp:`...) is refused with `IgnoreRequest`.
+//!   (`file:`, `data:`, `ftp:`...) is not followed: the 3xx (or refresh page) itself
+//!   goes on to the spider, as in Scrapy.
 //! * Credentials: `Authorization` is dropped when the scheme, host or port changes
 //!   (CVE-2024-3574, CVE-2024-1968); `Cookie` when the host changes or the scheme changes
 //!   to anything but https (CVE-2022-0577); request cookies are not carried over (the
@@ -125,19 +127,18 @@ impl Redirector {
         mut redirected: Request,
         request: &Request,
         reason: Value,
+        response: Response,
     ) -> Result<ResponseOutcome, Failure> {
         if !matches!(redirected.url().scheme(), "http" | "https") {
-            log::error!(
-                "Discarding redirect from {request} to {}: unsupported scheme",
+            // As Scrapy (GHSA-23j4-mw76-5v7h): not followed; the response itself goes on.
+            log::warn!(
+                "Not following the redirect from {request} to {}: unsupported scheme",
                 redirected.url()
             );
             if let Some(c) = self.crawler.upgrade() {
                 c.stats.inc("redirect/unsupported_scheme");
             }
-            return Err(Failure::new(IgnoreRequest(format!(
-                "redirect to unsupported scheme: {}",
-                redirected.url().scheme()
-            ))));
+            return Ok(ResponseOutcome::Response(response));
         }
         let ttl = request
             .meta()
@@ -256,7 +257,7 @@ impl DownloaderMiddleware for RedirectMiddleware {
         };
         let redirected = build_redirect_request(request, target, to_get);
         self.inner
-            .redirect(redirected, request, Value::from(status))
+            .redirect(redirected, request, Value::from(status), response)
     }
 }
 
@@ -373,9 +374,10 @@ impl DownloaderMiddleware for MetaRefreshMiddleware {
         if delay >= self.max_delay {
             return Ok(ResponseOutcome::Response(response));
         }
-        let redirected = build_redirect_request(request, url, false);
+        // As Scrapy: a refresh is a GET, whatever the page was answering.
+        let redirected = build_redirect_request(request, url, true);
         self.inner
-            .redirect(redirected, request, Value::from("meta refresh"))
+            .redirect(redirected, request, Value::from("meta refresh"), response)
     }
 }
 
