@@ -1,10 +1,10 @@
 //! [`LinkExtractor`]: Scrapy's `LxmlLinkExtractor` without a DOM.
 //!
-//! A crawl spends most of its CPU on HTML, and following links needs no tree: a
-//! streaming tag scanner finds `<a href>` / `<area href>` (configurable `tags` and
-//! `attrs`), skips comments, doctypes and the raw text of `<script>`/`<style>`, decodes
-//! character references in attribute values (the full HTML5 named-entity table) and
-//! collects each link's text. URLs are resolved against the page's base URL
+//! A crawl spends most of its CPU on HTML, and following links needs no tree: when no
+//! DOM was built for the page, [`crate::html::scan_links`] finds `<a href>` /
+//! `<area href>` (configurable `tags` and `attrs`) with the DOM's own tokenizer and
+//! tree-repair rules, so the links and their texts are the ones the DOM would give;
+//! when a DOM exists, the links come from it. URLs are resolved against the page's base URL
 //! (`<base href>` aware), whitespace-stripped like w3lib's `strip_html5_whitespace`,
 //! restricted to `http`, `https`, `file` and `ftp`, filtered by `deny_extensions`
 //! (Scrapy's `IGNORED_EXTENSIONS` by default) and allowed/denied domains, optionally
@@ -16,7 +16,8 @@ use regex::Regex;
 use url::Url;
 
 use super::response::Response;
-use crate::html::decode_entities;
+pub use crate::html::RawLink;
+use crate::html::TextBudget;
 
 /// Scrapy's `IGNORED_EXTENSIONS`.
 pub const IGNORED_EXTENSIONS: &[&str] = &[
@@ -38,17 +39,6 @@ pub struct Link {
     pub text: String,
     /// The fragment, if any.
     pub fragment: String,
-    /// Whether `rel` contains `nofollow`.
-    pub nofollow: bool,
-}
-
-/// A raw link as found in the HTML.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RawLink {
-    /// The attribute value, character references decoded.
-    pub href: String,
-    /// The element's text (for `<a>`).
-    pub text: String,
     /// Whether `rel` contains `nofollow`.
     pub nofollow: bool,
 }
@@ -299,6 +289,7 @@ impl LinkExtractor {
                 nofollow: raw.nofollow,
             });
         };
+        let mut budget = TextBudget::for_page(response.text().len());
         if !self.restrict_css.is_empty() {
             let doc = response.document();
             for css in &self.restrict_css {
@@ -307,15 +298,37 @@ impl LinkExtractor {
                     continue;
                 };
                 for region in doc.select(&sel) {
-                    region_links(region, &self.tags, &self.attrs, self.with_text, &mut handle);
+                    region_links(
+                        region,
+                        &self.tags,
+                        &self.attrs,
+                        self.with_text,
+                        &mut budget,
+                        &mut handle,
+                    );
                 }
             }
             return out;
         }
         // A DOM built for CSS selection already has the links: do not tokenize twice.
         match response.document_if_parsed() {
-            Some(doc) => dom_links(doc, &self.tags, &self.attrs, self.with_text, &mut handle),
-            None => scan_links(response.text(), &self.tags, &self.attrs, &mut handle),
+            Some(doc) => dom_links(
+                doc,
+                &self.tags,
+                &self.attrs,
+                self.with_text,
+                &mut budget,
+                &mut handle,
+            ),
+            None => {
+                crate::html::scan_links(
+                    response.text(),
+                    &self.tags,
+                    &self.attrs,
+                    self.with_text,
+                    &mut handle,
+                );
+            }
         }
         out
     }
@@ -353,30 +366,35 @@ impl LinkExtractor {
     }
 }
 
+/// The links of one element: one per link attribute (the first of each name), with
+/// the element's text (spending `budget`) and its `rel=nofollow`.
 fn element_links(
     e: crate::html::ElementRef<'_>,
     attrs: &[String],
     with_text: bool,
+    budget: &mut TextBudget,
     found: &mut impl FnMut(RawLink),
 ) {
-    let mut text: Option<String> = None;
-    let nofollow = e.attr("rel").is_some_and(|r| {
-        r.split_ascii_whitespace()
-            .any(|t| t.eq_ignore_ascii_case("nofollow"))
-    });
-    for (k, v) in e.attrs() {
-        if attrs.iter().any(|a| a == k) {
-            let text = if with_text {
-                text.get_or_insert_with(|| e.text_content()).clone()
-            } else {
-                String::new()
-            };
-            found(RawLink {
-                href: v.to_owned(),
-                text,
-                nofollow,
-            });
-        }
+    let mut hrefs = e
+        .attrs()
+        .filter(|(k, _)| attrs.iter().any(|a| a == k))
+        .peekable();
+    if hrefs.peek().is_none() {
+        return;
+    }
+    let nofollow = e.attr("rel").is_some_and(crate::html::rel_has_nofollow);
+    let text = if with_text {
+        let all = e.text_content();
+        budget.take(&all).to_owned()
+    } else {
+        String::new()
+    };
+    for (_, v) in hrefs {
+        found(RawLink {
+            href: v.to_owned(),
+            text: text.clone(),
+            nofollow,
+        });
     }
 }
 
@@ -386,15 +404,16 @@ fn region_links(
     tags: &[String],
     attrs: &[String],
     with_text: bool,
+    budget: &mut TextBudget,
     found: &mut impl FnMut(RawLink),
 ) {
     if tags.iter().any(|t| t.eq_ignore_ascii_case(region.name())) {
-        element_links(region, attrs, with_text, found);
+        element_links(region, attrs, with_text, budget, found);
     }
     let css = tags.join(", ");
     if let Ok(sel) = crate::html::Selector::parse(&css) {
         for e in region.select(&sel) {
-            element_links(e, attrs, with_text, found);
+            element_links(e, attrs, with_text, budget, found);
         }
     }
 }
@@ -405,6 +424,7 @@ pub fn dom_links(
     tags: &[String],
     attrs: &[String],
     with_text: bool,
+    budget: &mut TextBudget,
     mut found: impl FnMut(RawLink),
 ) {
     let tag_keys: Vec<u64> = tags
@@ -417,193 +437,8 @@ pub fn dom_links(
         {
             continue;
         }
-        element_links(e, attrs, with_text, &mut found);
+        element_links(e, attrs, with_text, budget, &mut found);
     }
-}
-
-/// Scans `html` for `tags` with `attrs`, calling `found` for each value in document
-/// order. No tree is built.
-pub fn scan_links(html: &str, tags: &[String], attrs: &[String], mut found: impl FnMut(RawLink)) {
-    let bytes = html.as_bytes();
-    let mut pos = 0;
-    // Links waiting for their closing tag to collect text: (tag, pending links).
-    let mut open: Option<(String, Vec<RawLink>)> = None;
-    while pos < bytes.len() {
-        let Some(lt) = memchr(b'<', &bytes[pos..]) else {
-            if let Some((_, links)) = open.as_mut() {
-                append_text(links, &html[pos..]);
-            }
-            break;
-        };
-        let start = pos + lt;
-        if let Some((_, links)) = open.as_mut() {
-            append_text(links, &html[pos..start]);
-        }
-        let rest = &bytes[start..];
-        if rest.starts_with(b"<!--") {
-            pos = find(&bytes[start + 4..], b"-->").map_or(bytes.len(), |e| start + 4 + e + 3);
-            continue;
-        }
-        if rest.starts_with(b"<!") || rest.starts_with(b"<?") {
-            pos = memchr(b'>', rest).map_or(bytes.len(), |e| start + e + 1);
-            continue;
-        }
-        if rest.starts_with(b"</") {
-            let name_end = rest[2..]
-                .iter()
-                .position(|b| !b.is_ascii_alphanumeric())
-                .map_or(rest.len(), |e| e + 2);
-            let name = &html[start + 2..start + name_end];
-            if let Some((tag, _)) = &open
-                && name.eq_ignore_ascii_case(tag)
-                && let Some((_, links)) = open.take()
-            {
-                for l in links {
-                    found(l);
-                }
-            }
-            pos = memchr(b'>', rest).map_or(bytes.len(), |e| start + e + 1);
-            continue;
-        }
-        let name_end = rest[1..]
-            .iter()
-            .position(|b| !(b.is_ascii_alphanumeric() || *b == b'-'))
-            .map_or(rest.len(), |e| e + 1);
-        if name_end == 1 {
-            // A lone '<' in text.
-            if let Some((_, links)) = open.as_mut() {
-                append_text(links, "<");
-            }
-            pos = start + 1;
-            continue;
-        }
-        let name = &html[start + 1..start + name_end];
-        let (tag_end, attributes) = parse_attributes(html, start + name_end);
-        pos = tag_end;
-        let lname = name.to_ascii_lowercase();
-        if lname == "script" || lname == "style" {
-            let closing = format!("</{lname}");
-            pos = find_ci(&bytes[pos..], closing.as_bytes()).map_or(bytes.len(), |e| pos + e);
-            continue;
-        }
-        if !tags.iter().any(|t| t.eq_ignore_ascii_case(&lname)) {
-            continue;
-        }
-        let nofollow = attributes.iter().any(|(k, v)| {
-            k.eq_ignore_ascii_case("rel")
-                && v.split_ascii_whitespace()
-                    .any(|t| t.eq_ignore_ascii_case("nofollow"))
-        });
-        let mut links = Vec::new();
-        for (k, v) in &attributes {
-            if attrs.iter().any(|a| a.eq_ignore_ascii_case(k)) {
-                links.push(RawLink {
-                    href: v.clone(),
-                    text: String::new(),
-                    nofollow,
-                });
-            }
-        }
-        if links.is_empty() {
-            continue;
-        }
-        let self_closing = html[..tag_end].trim_end_matches('>').ends_with('/');
-        if lname == "a" && !self_closing {
-            // A new <a> implicitly closes an unclosed previous one.
-            if let Some((_, prev)) = open.take() {
-                for l in prev {
-                    found(l);
-                }
-            }
-            open = Some((lname, links));
-        } else {
-            for l in links {
-                found(l);
-            }
-        }
-    }
-    if let Some((_, links)) = open {
-        for l in links {
-            found(l);
-        }
-    }
-}
-
-fn append_text(links: &mut [RawLink], text: &str) {
-    if text.is_empty() {
-        return;
-    }
-    let decoded = decode_entities(text, false);
-    for l in links {
-        l.text.push_str(&decoded);
-    }
-}
-
-/// Parses attributes from `pos` (just after the tag name) to the closing `>`; returns
-/// the position after it and the attributes (names lower-cased, values decoded).
-fn parse_attributes(html: &str, mut pos: usize) -> (usize, Vec<(String, String)>) {
-    let bytes = html.as_bytes();
-    let mut out = Vec::new();
-    loop {
-        while pos < bytes.len() && (bytes[pos].is_ascii_whitespace() || bytes[pos] == b'/') {
-            pos += 1;
-        }
-        if pos >= bytes.len() {
-            return (pos, out);
-        }
-        if bytes[pos] == b'>' {
-            return (pos + 1, out);
-        }
-        let name_start = pos;
-        while pos < bytes.len()
-            && !bytes[pos].is_ascii_whitespace()
-            && !matches!(bytes[pos], b'=' | b'>' | b'/')
-        {
-            pos += 1;
-        }
-        let name = html[name_start..pos].to_ascii_lowercase();
-        while pos < bytes.len() && bytes[pos].is_ascii_whitespace() {
-            pos += 1;
-        }
-        if pos < bytes.len() && bytes[pos] == b'=' {
-            pos += 1;
-            while pos < bytes.len() && bytes[pos].is_ascii_whitespace() {
-                pos += 1;
-            }
-            let value = if pos < bytes.len() && (bytes[pos] == b'"' || bytes[pos] == b'\'') {
-                let q = bytes[pos];
-                let vstart = pos + 1;
-                let vend = memchr(q, &bytes[vstart..]).map_or(bytes.len(), |e| vstart + e);
-                pos = (vend + 1).min(bytes.len());
-                &html[vstart..vend]
-            } else {
-                let vstart = pos;
-                while pos < bytes.len() && !bytes[pos].is_ascii_whitespace() && bytes[pos] != b'>' {
-                    pos += 1;
-                }
-                &html[vstart..pos]
-            };
-            if !out.iter().any(|(k, _): &(String, String)| *k == name) {
-                out.push((name, decode_entities(value, true).into_owned()));
-            }
-        } else if !name.is_empty() && !out.iter().any(|(k, _): &(String, String)| *k == name) {
-            out.push((name, String::new()));
-        }
-    }
-}
-
-fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|&b| b == needle)
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-fn find_ci(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack
-        .windows(needle.len())
-        .position(|w| w.eq_ignore_ascii_case(needle))
 }
 
 #[cfg(test)]
@@ -614,9 +449,13 @@ mod tests {
 
     fn raw(html: &str) -> Vec<RawLink> {
         let mut v = Vec::new();
-        scan_links(html, &["a".into(), "area".into()], &["href".into()], |l| {
-            v.push(l)
-        });
+        crate::html::scan_links(
+            html,
+            &["a".into(), "area".into()],
+            &["href".into()],
+            true,
+            |l| v.push(l),
+        );
         v
     }
 

@@ -194,7 +194,20 @@ impl Response {
                 return None;
             }
             let (text, _, _) = enc.decode(body);
-            Some(text.into_owned())
+            let mut text = text.into_owned();
+            if enc == encoding_rs::WINDOWS_1252
+                && body
+                    .iter()
+                    .any(|b| matches!(b, 0x81 | 0x8d | 0x8f | 0x90 | 0x9d))
+            {
+                // Python's cp1252 (Scrapy's) has no characters there: U+FFFD, where
+                // WHATWG's windows-1252 keeps the C1 control.
+                text = text.replace(
+                    ['\u{81}', '\u{8d}', '\u{8f}', '\u{90}', '\u{9d}'],
+                    "\u{fffd}",
+                );
+            }
+            Some(text)
         });
         match transcoded {
             Some(t) => t,
@@ -294,25 +307,75 @@ fn strip_bom(body: &[u8]) -> &[u8] {
     body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body)
 }
 
-/// BOM, then the Content-Type charset, then `<meta>` in the first 4 KiB, then UTF-8.
+/// Scrapy's order: BOM, then the Content-Type charset, then `<meta>` in the first
+/// 4 KiB, then (nothing declared) UTF-8 if the body is valid UTF-8, else windows-1252.
+///
+/// Scrapy's last step runs `charset-normalizer`, a statistical guess; trawl's
+/// windows-1252 is what Scrapy guessed before it and what browsers in Western locales
+/// use (DESIGN.md lists the difference).
 fn detect_encoding(headers: &Headers, body: &[u8]) -> &'static encoding_rs::Encoding {
     if let Some((enc, _)) = encoding_rs::Encoding::for_bom(body) {
         return enc;
     }
     if let Some(ct) = headers.get("content-type")
-        && let Some(enc) = charset_param(ct).and_then(encoding_rs::Encoding::for_label)
+        && let Some(enc) = charset_param(ct).and_then(resolve_encoding)
     {
         return enc;
     }
     let head = &body[..body.len().min(4096)];
-    if let Some(enc) = meta_charset(head).and_then(encoding_rs::Encoding::for_label) {
+    if let Some(enc) = meta_charset(head).and_then(resolve_encoding) {
         // A page declaring UTF-16 in ASCII is really ASCII-compatible (HTML spec).
         if enc == encoding_rs::UTF_16LE || enc == encoding_rs::UTF_16BE {
             return encoding_rs::UTF_8;
         }
         return enc;
     }
-    encoding_rs::UTF_8
+    if std::str::from_utf8(body).is_ok() {
+        encoding_rs::UTF_8
+    } else {
+        encoding_rs::WINDOWS_1252
+    }
+}
+
+/// An encoding label as Scrapy resolves it (Python's codec names, then w3lib's
+/// translation table). The WHATWG table behind `encoding_rs` already makes w3lib's
+/// substitutions (`latin1` and `ascii` → windows-1252, `shift_jis` → windows-31j,
+/// `gb2312`/`gbk` → gb18030, `euc-kr` → windows-949, `big5` → big5-hkscs,
+/// `iso-8859-9` → windows-1254, `tis-620` → windows-874); what it lacks are Python's
+/// spellings (`latin-1`, `iso8859_15`, `cp932`, `utf8`...), added here.
+pub fn resolve_encoding(label: &[u8]) -> Option<&'static encoding_rs::Encoding> {
+    use encoding_rs as e;
+    if let Some(enc) = e::Encoding::for_label(label) {
+        return Some(enc);
+    }
+    let label = std::str::from_utf8(label).ok()?.trim().to_ascii_lowercase();
+    let dashed = label.replace(['_', ' '], "-");
+    if let Some(enc) = e::Encoding::for_label(dashed.as_bytes()) {
+        return Some(enc);
+    }
+    Some(match dashed.as_str() {
+        "latin" | "latin-1" | "iso8859" | "8859" | "cp819" | "iso-ir-100" => e::WINDOWS_1252,
+        "latin-2" => e::ISO_8859_2,
+        "latin-3" => e::ISO_8859_3,
+        "latin-4" => e::ISO_8859_4,
+        "latin-5" => e::WINDOWS_1254,
+        "latin-6" => e::ISO_8859_10,
+        "latin-7" | "l7" => e::ISO_8859_13,
+        "latin-8" | "latin8" | "l8" => e::ISO_8859_14,
+        "latin-9" | "latin9" => e::ISO_8859_15,
+        "latin-10" | "latin10" | "l10" => e::ISO_8859_16,
+        "utf" | "u8" | "utf8-ucs2" | "cp65001" => e::UTF_8,
+        "cp932" | "ms932" | "mskanji" | "ms-kanji" | "sjis" | "s-jis" => e::SHIFT_JIS,
+        "cp936" | "ms936" | "936" => e::GBK,
+        "cp949" | "ms949" | "uhc" => e::EUC_KR,
+        "cp950" | "ms950" | "big5-hkscs" | "hkscs" => e::BIG5,
+        "cp874" | "ms874" => e::WINDOWS_874,
+        "mac-roman" | "macroman" => e::MACINTOSH,
+        "cp1250" | "cp1251" | "cp1253" | "cp1254" | "cp1255" | "cp1256" | "cp1257" | "cp1258" => {
+            return e::Encoding::for_label(format!("windows-{}", &dashed[2..]).as_bytes());
+        }
+        _ => return None,
+    })
 }
 
 fn charset_param(value: &[u8]) -> Option<&[u8]> {
@@ -581,8 +644,21 @@ mod tests {
         );
         assert_eq!(r.encoding(), encoding_rs::UTF_8);
         assert_eq!(r.text(), "bom wins");
+        // Nothing declared and not UTF-8: windows-1252 (Scrapy guesses with
+        // charset-normalizer; see DESIGN.md).
         let r = resp(&[], b"bad \xff utf8");
-        assert_eq!(r.text(), "bad \u{fffd} utf8");
+        assert_eq!(r.encoding(), encoding_rs::WINDOWS_1252);
+        assert_eq!(r.text(), "bad \u{ff} utf8");
+        for (label, enc) in [
+            ("latin-1", encoding_rs::WINDOWS_1252),
+            ("ISO8859_15", encoding_rs::ISO_8859_15),
+            ("cp932", encoding_rs::SHIFT_JIS),
+            ("utf8", encoding_rs::UTF_8),
+            ("Latin-9", encoding_rs::ISO_8859_15),
+        ] {
+            assert_eq!(resolve_encoding(label.as_bytes()), Some(enc), "{label}");
+        }
+        assert_eq!(resolve_encoding(b"no-such-charset"), None);
     }
 
     #[test]

@@ -97,6 +97,12 @@ impl Document {
     /// assert_eq!(texts, ["One", "Two"]);
     /// ```
     pub fn parse(html: &str) -> Self {
+        super::parse::parse(html).0
+    }
+
+    /// Parses, and says what the repair did (elements, depth-limited start tags,
+    /// dropped attributes, and the builder's work, linear in the input).
+    pub fn parse_with_stats(html: &str) -> (Self, super::ParseStats) {
         super::parse::parse(html)
     }
 
@@ -155,6 +161,15 @@ impl fmt::Debug for Document {
             .field("nodes", &self.nodes.len())
             .finish()
     }
+}
+
+/// A child of an element: an element or a text.
+#[derive(Clone, Copy, Debug)]
+pub enum Child<'a> {
+    /// An element.
+    Element(ElementRef<'a>),
+    /// Text (character references decoded).
+    Text(&'a str),
 }
 
 /// An element of a document.
@@ -244,6 +259,25 @@ impl<'a> ElementRef<'a> {
         ElementRef::new(self.doc, self.node().parent)
     }
 
+    /// The element's children (elements and texts), in order.
+    pub fn children(&self) -> impl Iterator<Item = Child<'a>> + 'a {
+        let doc = self.doc;
+        let mut child = self.node().first_child;
+        std::iter::from_fn(move || {
+            while child != NONE {
+                let id = child;
+                let node = &doc.nodes[id as usize];
+                child = node.next;
+                match node.kind {
+                    Kind::Text(span) => return Some(Child::Text(doc.str(span))),
+                    Kind::Element { .. } => return Some(Child::Element(ElementRef { doc, id })),
+                    Kind::Document => {}
+                }
+            }
+            None
+        })
+    }
+
     /// The texts directly inside this element (parsel's `::text`).
     pub fn child_texts(&self) -> impl Iterator<Item = &'a str> + 'a {
         let doc = self.doc;
@@ -309,7 +343,7 @@ impl<'a> ElementRef<'a> {
                 let parent = ElementRef::new(doc, node.parent)
                     .map(|p| p.name())
                     .unwrap_or("");
-                if super::parse::is_raw_text(parent) {
+                if super::tokenizer::is_raw_text(parent) {
                     out.push_str(doc.str(span));
                 } else {
                     escape(doc.str(span), false, out);
@@ -327,7 +361,7 @@ impl<'a> ElementRef<'a> {
                     out.push('"');
                 }
                 out.push('>');
-                if super::parse::is_void(e.name()) {
+                if super::tree::is_void(e.name()) {
                     return;
                 }
                 let mut child = node.first_child;

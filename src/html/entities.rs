@@ -1,102 +1,136 @@
 //! Character references: `&amp;`, `&#8220;`, `&#x201D;` and the whole HTML5 named
 //! table (from markup5ever), with the HTML5 rules for legacy references without `;`.
+//!
+//! # Linear time
+//!
+//! A named reference is matched by walking its name forward, one table lookup per
+//! character, and the walk stops as soon as the text read is no longer a prefix of any
+//! name (the table lists every prefix) or after [`LONGEST_NAME`] characters — so a `&`
+//! followed by a million letters costs at most 33 lookups, not a million. A numeric
+//! reference is one scan of its digits.
 
 use std::borrow::Cow;
+
+/// The longest named reference, `;` included (`&CounterClockwiseContourIntegral;`).
+pub const LONGEST_NAME: usize = 32;
 
 /// Decodes HTML character references. In attribute values a legacy reference without
 /// `;` followed by `=` or an alphanumeric is left alone (HTML5 §13.2.5.73).
 pub fn decode_entities(s: &str, in_attribute: bool) -> Cow<'_, str> {
-    if !s.contains('&') {
+    if memchr::memchr(b'&', s.as_bytes()).is_none() {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(amp) = rest.find('&') {
-        out.push_str(&rest[..amp]);
-        let after = &rest[amp + 1..];
-        if let Some((ch, used)) = decode_one(after, in_attribute) {
-            out.push_str(&ch);
-            rest = &after[used..];
-        } else {
-            out.push('&');
-            rest = after;
-        }
-    }
-    out.push_str(rest);
+    decode_into(s, in_attribute, &mut out);
     Cow::Owned(out)
 }
 
-fn decode_one(s: &str, in_attribute: bool) -> Option<(String, usize)> {
+/// [`decode_entities`], counting table lookups into `steps`.
+pub(crate) fn decode_counting<'a>(s: &'a str, in_attribute: bool, steps: &mut u64) -> Cow<'a, str> {
+    if memchr::memchr(b'&', s.as_bytes()).is_none() {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    *steps += decode_into(s, in_attribute, &mut out);
+    Cow::Owned(out)
+}
+
+/// Appends `s` to `out` with references decoded; returns the work done (table
+/// lookups and references tried).
+pub(crate) fn decode_into(s: &str, in_attribute: bool, out: &mut String) -> u64 {
+    let mut rest = s;
+    let mut steps = 0;
+    while let Some(amp) = memchr::memchr(b'&', rest.as_bytes()) {
+        out.push_str(&rest[..amp]);
+        let after = &rest[amp + 1..];
+        steps += 1;
+        match decode_one(after, in_attribute, &mut steps) {
+            Some((a, b, used)) => {
+                out.push(a);
+                if let Some(b) = b {
+                    out.push(b);
+                }
+                rest = &after[used..];
+            }
+            None => {
+                out.push('&');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    steps
+}
+
+/// The reference at the start of `s` (just after `&`): its one or two characters and
+/// the bytes it used.
+fn decode_one(s: &str, in_attribute: bool, steps: &mut u64) -> Option<(char, Option<char>, usize)> {
     let bytes = s.as_bytes();
     if bytes.first() == Some(&b'#') {
-        let (hex, digits_start) = match bytes.get(1) {
-            Some(b'x' | b'X') => (true, 2),
-            _ => (false, 1),
-        };
-        let digits = bytes[digits_start..]
-            .iter()
-            .take_while(|b| {
-                if hex {
-                    b.is_ascii_hexdigit()
-                } else {
-                    b.is_ascii_digit()
-                }
-            })
-            .count();
-        if digits == 0 {
+        return decode_numeric(bytes);
+    }
+    // Walk forward while the text is a prefix of some name; remember the longest
+    // complete name.
+    let mut best: Option<(u32, u32, usize)> = None;
+    let mut len = 0;
+    while len < bytes.len() && len < LONGEST_NAME {
+        let b = bytes[len];
+        if !(b.is_ascii_alphanumeric() || (b == b';' && len > 0)) {
+            break;
+        }
+        len += 1;
+        *steps += 1;
+        // `s[..len]` is ASCII, so the slice is on a char boundary.
+        match markup5ever::data::NAMED_ENTITIES.get(&s[..len]) {
+            None => break,
+            Some(&(0, _)) => {}
+            Some(&(a, b2)) => best = Some((a, b2, len)),
+        }
+        if b == b';' {
+            break;
+        }
+    }
+    let (a, b, used) = best?;
+    if in_attribute && bytes[used - 1] != b';' {
+        let next = bytes.get(used).copied();
+        if next == Some(b'=') || next.is_some_and(|c| c.is_ascii_alphanumeric()) {
             return None;
         }
-        let text = &s[digits_start..digits_start + digits];
-        let code = u32::from_str_radix(text, if hex { 16 } else { 10 }).unwrap_or(0x110000);
-        let mut used = digits_start + digits;
-        if bytes.get(used) == Some(&b';') {
-            used += 1;
-        }
-        let ch = match code {
-            0 => '\u{fffd}',
-            0x80..=0x9f => markup5ever::data::C1_REPLACEMENTS[(code - 0x80) as usize]
-                .unwrap_or_else(|| char::from_u32(code).unwrap_or('\u{fffd}')),
-            _ => char::from_u32(code).unwrap_or('\u{fffd}'),
-        };
-        return Some((ch.to_string(), used));
     }
-    let name_len = bytes
-        .iter()
-        .take_while(|b| b.is_ascii_alphanumeric())
-        .count();
-    if name_len == 0 {
+    let a = char::from_u32(a)?;
+    let b = if b == 0 { None } else { char::from_u32(b) };
+    Some((a, b, used))
+}
+
+fn decode_numeric(bytes: &[u8]) -> Option<(char, Option<char>, usize)> {
+    let (radix, digits_start) = match bytes.get(1) {
+        Some(b'x' | b'X') => (16, 2),
+        _ => (10, 1),
+    };
+    let mut code: u32 = 0;
+    let mut digits = 0;
+    for &b in &bytes[digits_start..] {
+        let Some(d) = (b as char).to_digit(radix) else {
+            break;
+        };
+        // Saturates above the Unicode range (one pass, no big-number parsing).
+        code = code.saturating_mul(radix).saturating_add(d).min(0x11_0000);
+        digits += 1;
+    }
+    if digits == 0 {
         return None;
     }
-    // Longest match first: "notin;" before "not".
-    for len in (1..=name_len).rev() {
-        let with_semi = bytes.get(len) == Some(&b';');
-        let key_owned;
-        let key: &str = if with_semi {
-            key_owned = format!("{};", &s[..len]);
-            &key_owned
-        } else {
-            &s[..len]
-        };
-        // The table also lists every prefix of a name, with code point 0.
-        if let Some(&(a, b)) = markup5ever::data::NAMED_ENTITIES
-            .get(key)
-            .filter(|(a, _)| *a != 0)
-        {
-            if !with_semi && in_attribute {
-                let next = bytes.get(len).copied();
-                if next == Some(b'=') || next.is_some_and(|c| c.is_ascii_alphanumeric()) {
-                    return None;
-                }
-            }
-            let mut out = String::new();
-            out.extend(char::from_u32(a));
-            if b != 0 {
-                out.extend(char::from_u32(b));
-            }
-            return Some((out, len + usize::from(with_semi)));
-        }
+    let mut used = digits_start + digits;
+    if bytes.get(used) == Some(&b';') {
+        used += 1;
     }
-    None
+    let ch = match code {
+        0 => '\u{fffd}',
+        0x80..=0x9f => markup5ever::data::C1_REPLACEMENTS[(code - 0x80) as usize]
+            .unwrap_or_else(|| char::from_u32(code).unwrap_or('\u{fffd}')),
+        _ => char::from_u32(code).unwrap_or('\u{fffd}'),
+    };
+    Some((ch, None, used))
 }
 
 #[cfg(test)]
@@ -123,5 +157,31 @@ mod tests {
             "C1 replacement"
         );
         assert_eq!(decode_entities("no refs", false), "no refs");
+        assert_eq!(
+            decode_entities("&CounterClockwiseContourIntegral;x", false),
+            "\u{2233}x"
+        );
+        assert_eq!(
+            decode_entities("&#x110000;&#99999999999999999999;&#xD800;", false),
+            "\u{fffd}\u{fffd}\u{fffd}"
+        );
+        assert_eq!(decode_entities("&NotEqualTilde;", false), "\u{2242}\u{338}");
+    }
+
+    #[test]
+    fn a_long_run_of_letters_is_one_bounded_walk() {
+        let long = format!("&{}", "a".repeat(100_000));
+        assert_eq!(decode_entities(&long, false), long);
+        let mut out = String::new();
+        let steps = super::decode_into(&long, false, &mut out);
+        assert!(steps <= 1 + super::LONGEST_NAME as u64, "{steps} lookups");
+        let many = "&aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa".repeat(10_000);
+        let steps = super::decode_into(&many, false, &mut out);
+        assert!(
+            steps <= 10_000 * (1 + super::LONGEST_NAME as u64),
+            "{steps} lookups"
+        );
+        let long = format!("&amp{}", "b".repeat(100_000));
+        assert_eq!(decode_entities(&long, false)[..3], *"&bb");
     }
 }

@@ -1,127 +1,24 @@
-//! The tokenizer and tree builder (see the module docs for the rules).
+//! The DOM's [`TreeSink`]: builds the arena of [`Document`] from the tree builder's
+//! calls. The rules (what closes what) live in `tree.rs`, shared with the link scanner.
 
 use super::dom::{Attr, Document, Kind, NONE, Node, Span};
-use super::entities::decode_entities;
+use super::entities::decode_counting;
+use super::tokenizer::{Attrs, lower};
+use super::tree::{ParseStats, TreeBuilder, TreeSink};
+use crate::util::FxHashSet;
 
-/// Elements that never have children.
-pub(crate) fn is_void(name: &str) -> bool {
-    matches!(
-        name,
-        "area"
-            | "base"
-            | "br"
-            | "col"
-            | "embed"
-            | "hr"
-            | "img"
-            | "input"
-            | "link"
-            | "meta"
-            | "param"
-            | "source"
-            | "track"
-            | "wbr"
-            | "keygen"
-            | "basefont"
-            | "bgsound"
-            | "frame"
-    )
-}
+/// Above this many attributes on one element, duplicates are found with a set.
+const LINEAR_DEDUP: usize = 16;
 
-/// Elements whose content is raw text (no tags, no references).
-pub(crate) fn is_raw_text(name: &str) -> bool {
-    matches!(
-        name,
-        "script" | "style" | "xmp" | "iframe" | "noembed" | "noframes"
-    )
-}
-
-/// Elements whose content is text with references but no tags.
-fn is_rcdata(name: &str) -> bool {
-    matches!(name, "textarea" | "title")
-}
-
-/// Opening one of these closes an open `<p>`.
-fn closes_p(name: &str) -> bool {
-    matches!(
-        name,
-        "address"
-            | "article"
-            | "aside"
-            | "blockquote"
-            | "center"
-            | "details"
-            | "dialog"
-            | "dir"
-            | "div"
-            | "dl"
-            | "fieldset"
-            | "figcaption"
-            | "figure"
-            | "footer"
-            | "form"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "header"
-            | "hgroup"
-            | "hr"
-            | "main"
-            | "menu"
-            | "nav"
-            | "ol"
-            | "p"
-            | "pre"
-            | "section"
-            | "table"
-            | "ul"
-            | "li"
-            | "dd"
-            | "dt"
-    )
-}
-
-/// Elements that may appear in `<head>`.
-fn is_head_content(name: &str) -> bool {
-    matches!(
-        name,
-        "base" | "link" | "meta" | "title" | "style" | "script" | "noscript" | "template"
-    )
-}
-
-use super::dom::name_key as key;
-
-const K_HTML: u64 = key("html");
-const K_HEAD: u64 = key("head");
-const K_BODY: u64 = key("body");
-const K_P: u64 = key("p");
-const K_LI: u64 = key("li");
-const K_DT: u64 = key("dt");
-const K_DD: u64 = key("dd");
-const K_OPTION: u64 = key("option");
-const K_TR: u64 = key("tr");
-const K_TD: u64 = key("td");
-const K_TH: u64 = key("th");
-const K_A: u64 = key("a");
-const K_TABLE: u64 = key("table");
-const K_BUTTON: u64 = key("button");
-const K_UL: u64 = key("ul");
-const K_OL: u64 = key("ol");
-const K_DL: u64 = key("dl");
-const K_TBODY: u64 = key("tbody");
-const K_THEAD: u64 = key("thead");
-const K_TFOOT: u64 = key("tfoot");
-
-struct Builder {
+struct DomSink {
     doc: Document,
-    /// Open elements: node id and name key.
-    stack: Vec<(u32, u64)>,
+    /// Keys of the current element's attributes, when it has many.
+    seen: FxHashSet<u64>,
+    /// Work done (attribute comparisons, entity lookups).
+    steps: u64,
 }
 
-impl Builder {
+impl DomSink {
     fn new(len: usize) -> Self {
         let mut doc = Document {
             nodes: Vec::with_capacity(len / 16 + 8),
@@ -139,20 +36,9 @@ impl Builder {
         });
         Self {
             doc,
-            stack: Vec::new(),
+            seen: FxHashSet::default(),
+            steps: 0,
         }
-    }
-
-    fn current(&self) -> u32 {
-        self.stack.last().map_or(0, |e| e.0)
-    }
-
-    fn current_key(&self) -> u64 {
-        self.stack.last().map_or(0, |e| e.1)
-    }
-
-    fn is_open(&self, k: u64) -> bool {
-        self.stack.iter().any(|e| e.1 == k)
     }
 
     fn push_str(&mut self, s: &str) -> Span {
@@ -164,8 +50,7 @@ impl Builder {
         }
     }
 
-    fn append(&mut self, kind: Kind) -> u32 {
-        let parent = self.current();
+    fn append(&mut self, parent: u32, kind: Kind) -> u32 {
         let id = self.doc.nodes.len() as u32;
         let prev = self.doc.nodes[parent as usize].last_child;
         self.doc.nodes.push(Node {
@@ -186,316 +71,95 @@ impl Builder {
         id
     }
 
-    fn pop(&mut self) {
-        if let Some((id, _)) = self.stack.pop() {
-            let end = self.doc.nodes.len() as u32;
-            self.doc.nodes[id as usize].end = end;
+    /// Whether an attribute named `name` (key `k`) is already on the element whose
+    /// attributes start at `first`.
+    fn duplicate(&mut self, first: usize, name: &str, k: u64) -> bool {
+        let kept = self.doc.attrs.len() - first;
+        if kept < LINEAR_DEDUP {
+            self.steps += kept as u64;
+            return self.doc.attrs[first..]
+                .iter()
+                .any(|x| x.key == k && self.doc.str(x.name) == name);
         }
+        self.steps += 1;
+        if kept == LINEAR_DEDUP {
+            self.steps += kept as u64;
+            self.seen.clear();
+            self.seen
+                .extend(self.doc.attrs[first..].iter().map(|x| x.key));
+        }
+        // Keys of long names are hashes: on a key match, compare the names.
+        !self.seen.insert(k)
+            && self.doc.attrs[first..]
+                .iter()
+                .any(|x| x.key == k && self.doc.str(x.name) == name)
     }
+}
 
-    /// Pops up to and including the nearest open `name` not beyond a `boundary`.
-    fn close(&mut self, name: u64, boundaries: &[u64]) -> bool {
-        let mut found = None;
-        for (i, &(_, k)) in self.stack.iter().enumerate().rev() {
-            if k == name {
-                found = Some(i);
-                break;
-            }
-            if boundaries.contains(&k) {
-                return false;
-            }
-        }
-        let Some(i) = found else { return false };
-        while self.stack.len() > i {
-            self.pop();
-        }
-        true
-    }
-
-    fn text(&mut self, raw: &str, decode: bool) {
-        if raw.is_empty() {
-            return;
-        }
-        if self.stack.is_empty() {
-            if raw.trim().is_empty() {
-                return;
-            }
-            self.ensure_root();
-        }
-        let text = if decode {
-            decode_entities(raw, false)
-        } else {
-            raw.into()
-        };
-        let span = self.push_str(&text);
-        self.append(Kind::Text(span));
-    }
-
-    fn ensure_root(&mut self) {
-        if self.stack.is_empty() {
-            let name = self.push_str("html");
-            let id = self.append(Kind::Element {
-                name,
-                key: K_HTML,
-                attrs: self.doc.attrs.len() as u32,
-                attrs_len: 0,
-            });
-            self.stack.push((id, K_HTML));
-        }
-    }
-
-    fn start_tag(&mut self, name: &str, html: &str, attrs: &[RawAttr]) -> u32 {
-        let k = key(name);
-        if k == K_HTML {
-            if self.stack.is_empty() {
-                return self.open(name, html, attrs);
-            }
-            return self.stack[0].0;
-        }
-        self.ensure_root();
-        if self.is_open(K_HEAD) && !is_head_content(name) {
-            self.close(K_HEAD, &[]);
-        }
-        if closes_p(name) {
-            self.close(K_P, &[K_BUTTON, K_TABLE, K_TD, K_TH, K_HTML]);
-        }
-        match name {
-            "li" => {
-                self.close(K_LI, &[K_UL, K_OL, K_TABLE]);
-            }
-            "dt" | "dd" if !self.close(K_DT, &[K_DL, K_TABLE]) => {
-                self.close(K_DD, &[K_DL, K_TABLE]);
-            }
-            "option" | "optgroup" if self.current_key() == K_OPTION => {
-                self.pop();
-            }
-            "tr" => {
-                self.close(K_TR, &[K_TABLE, K_TBODY, K_THEAD, K_TFOOT]);
-            }
-            "td" | "th" if !self.close(K_TD, &[K_TR, K_TABLE]) => {
-                self.close(K_TH, &[K_TR, K_TABLE]);
-            }
-            "thead" | "tbody" | "tfoot" => {
-                for t in [K_THEAD, K_TBODY, K_TFOOT] {
-                    self.close(t, &[K_TABLE]);
-                }
-            }
-            "a" => {
-                self.close(K_A, &[K_TABLE, K_TD, K_TH]);
-            }
-            _ => {}
-        }
-        self.open(name, html, attrs)
-    }
-
-    fn open(&mut self, name: &str, html: &str, attrs: &[RawAttr]) -> u32 {
+impl TreeSink for DomSink {
+    fn element(&mut self, parent: u32, name: &str, k: u64, attrs: Attrs<'_>) -> u32 {
         let name_span = self.push_str(name);
         let first = self.doc.attrs.len();
-        for a in attrs {
-            let raw_name = html.get(a.name.0..a.name.1).unwrap_or("");
+        for (raw_name, raw_value) in attrs.iter() {
             let name = lower(raw_name);
-            let nk = key(&name);
-            let duplicate = self.doc.attrs[first..]
-                .iter()
-                .any(|x| x.key == nk && self.doc.str(x.name) == name);
-            if duplicate {
+            let nk = super::dom::name_key(&name);
+            if self.duplicate(first, &name, nk) {
                 continue;
             }
-            let k = key(&name);
             let name = self.push_str(&name);
-            let raw_value = html.get(a.value.0..a.value.1).unwrap_or("");
-            let value = self.push_str(&decode_entities(raw_value, true));
+            let value = decode_counting(raw_value, true, &mut self.steps);
+            let value = self.push_str(&value);
             self.doc.attrs.push(Attr {
                 name,
-                key: k,
+                key: nk,
                 value,
             });
         }
-        let id = self.append(Kind::Element {
-            name: name_span,
-            key: key(name),
-            attrs: first as u32,
-            attrs_len: (self.doc.attrs.len() - first) as u32,
-        });
-        if !is_void(name) {
-            self.stack.push((id, key(name)));
-        }
-        id
+        self.append(
+            parent,
+            Kind::Element {
+                name: name_span,
+                key: k,
+                attrs: first as u32,
+                attrs_len: (self.doc.attrs.len() - first) as u32,
+            },
+        )
     }
 
-    fn end_tag(&mut self, name: &str) {
-        let k = key(name);
-        // </html>, </body> and void end tags are ignored: content after them still
-        // belongs to the document, as browsers and lxml treat it.
-        if is_void(name) || k == K_HTML || k == K_BODY {
+    fn text(&mut self, parent: u32, text: &str, decode: bool) {
+        if text.is_empty() {
             return;
         }
-        self.close(k, &[]);
-    }
-
-    fn finish(mut self) -> Document {
-        while !self.stack.is_empty() {
-            self.pop();
-        }
-        let end = self.doc.nodes.len() as u32;
-        self.doc.nodes[0].end = end;
-        self.doc
-    }
-}
-
-fn find_ci(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack
-        .windows(needle.len())
-        .position(|w| w.eq_ignore_ascii_case(needle))
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-/// An attribute as found in the source: byte ranges of its name and value.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RawAttr {
-    name: (usize, usize),
-    value: (usize, usize),
-}
-
-/// Scans attributes after a tag name up to `>`; returns the position after the tag.
-/// Nothing is allocated: names and values stay ranges of `html`.
-pub(crate) fn scan_attributes(html: &str, mut pos: usize, out: &mut Vec<RawAttr>) -> usize {
-    let bytes = html.as_bytes();
-    out.clear();
-    loop {
-        while pos < bytes.len() && (bytes[pos].is_ascii_whitespace() || bytes[pos] == b'/') {
-            pos += 1;
-        }
-        if pos >= bytes.len() {
-            return pos;
-        }
-        if bytes[pos] == b'>' {
-            return pos + 1;
-        }
-        let start = pos;
-        while pos < bytes.len()
-            && !bytes[pos].is_ascii_whitespace()
-            && !matches!(bytes[pos], b'=' | b'>' | b'/')
-        {
-            pos += 1;
-        }
-        if pos == start {
-            pos += 1;
-            continue;
-        }
-        let name = (start, pos);
-        while pos < bytes.len() && bytes[pos].is_ascii_whitespace() {
-            pos += 1;
-        }
-        let value = if pos < bytes.len() && bytes[pos] == b'=' {
-            pos += 1;
-            while pos < bytes.len() && bytes[pos].is_ascii_whitespace() {
-                pos += 1;
-            }
-            if pos < bytes.len() && (bytes[pos] == b'"' || bytes[pos] == b'\'') {
-                let q = bytes[pos];
-                let vstart = pos + 1;
-                let vend = bytes[vstart..]
-                    .iter()
-                    .position(|&b| b == q)
-                    .map_or(bytes.len(), |e| vstart + e);
-                pos = (vend + 1).min(bytes.len());
-                (vstart, vend)
-            } else {
-                let vstart = pos;
-                while pos < bytes.len() && !bytes[pos].is_ascii_whitespace() && bytes[pos] != b'>' {
-                    pos += 1;
-                }
-                (vstart, pos)
-            }
+        let span = if decode {
+            let decoded = decode_counting(text, false, &mut self.steps);
+            self.push_str(&decoded)
         } else {
-            (pos, pos)
+            self.push_str(text)
         };
-        out.push(RawAttr { name, value });
+        if span.len > 0 {
+            self.append(parent, Kind::Text(span));
+        }
     }
-}
 
-/// A tag or attribute name, lower-cased without allocating when it already is.
-fn lower(name: &str) -> std::borrow::Cow<'_, str> {
-    if name.bytes().any(|b| b.is_ascii_uppercase()) {
-        std::borrow::Cow::Owned(name.to_ascii_lowercase())
-    } else {
-        std::borrow::Cow::Borrowed(name)
+    fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    fn close(&mut self, node: u32) {
+        let end = self.doc.nodes.len() as u32;
+        if let Some(n) = self.doc.nodes.get_mut(node as usize) {
+            n.end = end;
+        }
     }
 }
 
 /// Parses `html` into a document.
-pub(crate) fn parse(html: &str) -> Document {
-    let bytes = html.as_bytes();
-    let mut b = Builder::new(html.len());
-    let mut attrs = Vec::new();
-    let mut pos = 0;
-    while pos < bytes.len() {
-        let Some(lt) = bytes[pos..].iter().position(|&c| c == b'<') else {
-            b.text(&html[pos..], true);
-            break;
-        };
-        let start = pos + lt;
-        b.text(&html[pos..start], true);
-        let rest = &bytes[start..];
-        if rest.starts_with(b"<!--") {
-            pos = find(&bytes[start + 4..], b"-->").map_or(bytes.len(), |e| start + 4 + e + 3);
-            continue;
-        }
-        if rest.starts_with(b"<!") || rest.starts_with(b"<?") {
-            pos = rest
-                .iter()
-                .position(|&c| c == b'>')
-                .map_or(bytes.len(), |e| start + e + 1);
-            continue;
-        }
-        if let Some(after) = rest.strip_prefix(b"</") {
-            let len = after
-                .iter()
-                .take_while(|c| c.is_ascii_alphanumeric())
-                .count();
-            if len == 0 {
-                pos = rest
-                    .iter()
-                    .position(|&c| c == b'>')
-                    .map_or(bytes.len(), |e| start + e + 1);
-                continue;
-            }
-            let name = lower(&html[start + 2..start + 2 + len]);
-            b.end_tag(&name);
-            pos = rest
-                .iter()
-                .position(|&c| c == b'>')
-                .map_or(bytes.len(), |e| start + e + 1);
-            continue;
-        }
-        let len = rest[1..]
-            .iter()
-            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'-' || **c == b':')
-            .count();
-        if len == 0 || !rest[1].is_ascii_alphabetic() {
-            b.text("<", false);
-            pos = start + 1;
-            continue;
-        }
-        let name = lower(&html[start + 1..start + 1 + len]);
-        pos = scan_attributes(html, start + 1 + len, &mut attrs);
-        b.start_tag(&name, html, &attrs);
-        if is_raw_text(&name) || is_rcdata(&name) {
-            let closing = format!("</{name}");
-            let end = find_ci(&bytes[pos..], closing.as_bytes()).map_or(bytes.len(), |e| pos + e);
-            b.text(&html[pos..end], is_rcdata(&name));
-            b.close(key(&name), &[]);
-            pos = bytes[end..]
-                .iter()
-                .position(|&c| c == b'>')
-                .map_or(bytes.len(), |e| end + e + 1);
-        }
-    }
-    b.finish()
+pub(crate) fn parse(html: &str) -> (Document, ParseStats) {
+    let (sink, stats) = TreeBuilder::new(DomSink::new(html.len())).run(html);
+    let mut doc = sink.doc;
+    let end = doc.nodes.len() as u32;
+    doc.nodes[0].end = end;
+    (doc, stats)
 }
 
 #[cfg(test)]
@@ -512,7 +176,7 @@ mod tests {
 
     #[test]
     fn builds_a_tree_with_implied_closes() {
-        let doc = parse(
+        let doc = Document::parse(
             "<p>one<p>two<div>block</div><ul><li>a<li>b</ul><table><tr><td>1<td>2<tr><td>3</table>",
         );
         assert_eq!(names(&doc, "p"), ["<p>one</p>", "<p>two</p>"]);
@@ -527,7 +191,7 @@ mod tests {
 
     #[test]
     fn raw_text_comments_and_void_elements() {
-        let doc = parse(
+        let doc = Document::parse(
             "<head><title>A &amp; B</title><script>if (a < b) { x = '</div>'; }</script></head><body><!-- <p>no</p> --><br><img src=x>after</body>",
         );
         assert_eq!(names(&doc, "title"), ["<title>A &amp; B</title>"]);
@@ -544,12 +208,12 @@ mod tests {
 
     #[test]
     fn stray_end_tags_and_unclosed_elements() {
-        let doc = parse("<div><span>x</b></span></i><div>y");
+        let doc = Document::parse("<div><span>x</b></span></i><div>y");
         assert_eq!(names(&doc, "div > span"), ["<span>x</span>"]);
         assert_eq!(names(&doc, "div div"), ["<div>y</div>"]);
-        let doc = parse("");
+        let doc = Document::parse("");
         assert!(doc.root_element().is_none());
-        let doc = parse("<<<>>> < p > &amp; </ >");
+        let doc = Document::parse("<<<>>> < p > &amp; </ >");
         assert!(doc.root_element().is_some());
     }
 }

@@ -1,0 +1,625 @@
+//! The one HTML tokenizer: both the DOM ([`super::Document`]) and the DOM-free link
+//! scanner ([`super::scan_links`]) read markup through it, so they cannot disagree on
+//! what is a tag, a comment or text.
+//!
+//! It follows the HTML5 tokenizer's states where they decide what is markup — comments
+//! (`<!-->` and `<!--->` are empty comments; `--!>` also ends one), bogus comments,
+//! end tags, attribute values, raw text and RCDATA (ended only by `</name` followed by
+//! whitespace, `/` or `>`) — and yields borrowed slices, allocating nothing per token.
+//!
+//! # Linear time
+//!
+//! Every byte is looked at a bounded number of times: text runs and bogus comments are
+//! one forward scan, a comment is two (for `-->` and `--!>`), a raw-text element's end
+//! is found by stepping from one `<` to the next. A tag keeps at most
+//! [`MAX_ATTRIBUTES`] attributes; the rest are still scanned (so the tag ends where
+//! HTML5 says) but not stored.
+
+use std::borrow::Cow;
+
+/// The most attributes one tag keeps; later ones are scanned and dropped.
+pub const MAX_ATTRIBUTES: usize = 1024;
+
+/// An attribute as found in the source: byte ranges of its name and value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RawAttr {
+    pub(crate) name: (usize, usize),
+    pub(crate) value: (usize, usize),
+}
+
+/// The attributes of a start tag: raw names (as written) and raw values (references
+/// not decoded), in source order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Attrs<'a> {
+    source: &'a str,
+    list: &'a [RawAttr],
+}
+
+impl<'a> Attrs<'a> {
+    /// No attributes.
+    pub(crate) const NONE: Attrs<'static> = Attrs {
+        source: "",
+        list: &[],
+    };
+
+    /// `(name, value)` pairs as written.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        let source = self.source;
+        self.list.iter().map(move |a| {
+            (
+                source.get(a.name.0..a.name.1).unwrap_or(""),
+                source.get(a.value.0..a.value.1).unwrap_or(""),
+            )
+        })
+    }
+}
+
+/// One token. Names are lower-cased (borrowed when they already are).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Token<'a> {
+    /// Character data. `decode`: character references apply (data and RCDATA), not
+    /// in raw text (`<script>`, `<style>`...).
+    Text { text: &'a str, decode: bool },
+    /// A start tag; its attributes are [`Tokenizer::attrs`].
+    StartTag {
+        name: Cow<'a, str>,
+        self_closing: bool,
+    },
+    /// An end tag (its attributes, if any, are skipped).
+    EndTag { name: Cow<'a, str> },
+    /// A start tag cut by the end of the input: not an element, but libxml2 has
+    /// already repaired the tree for it (implied `html`/`body`, closed elements).
+    CutStartTag { name: Cow<'a, str> },
+}
+
+/// What the content after a start tag is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Content {
+    /// Ordinary markup.
+    Markup,
+    /// Text without references, up to the matching end tag.
+    RawText,
+    /// Text with references, up to the matching end tag.
+    RcData,
+    /// `<script>`: raw text with HTML5's escape states (`<!--` ... `<script>` inside
+    /// it hides a `</script>`).
+    Script,
+    /// `<plaintext>`: everything to the end is text.
+    PlainText,
+}
+
+/// Elements whose content is raw text (no tags, no references).
+pub(crate) fn is_raw_text(name: &str) -> bool {
+    matches!(
+        name,
+        "script" | "style" | "xmp" | "iframe" | "noembed" | "noframes" | "plaintext"
+    )
+}
+
+/// Elements whose content is text with references but no tags.
+pub(crate) fn is_rcdata(name: &str) -> bool {
+    matches!(name, "textarea" | "title")
+}
+
+/// The HTML5 tokenizer's whitespace.
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+}
+
+use memchr::memchr;
+
+/// Counts the bytes the tokenizer examines, so tests can check that no byte is
+/// examined more than a bounded number of times.
+#[derive(Debug, Default)]
+struct Examined(std::cell::Cell<u64>);
+
+impl Examined {
+    /// `memchr`, counting the bytes it looked at.
+    fn memchr(&self, needle: u8, haystack: &[u8]) -> Option<usize> {
+        let found = memchr(needle, haystack);
+        self.add(found.map_or(haystack.len(), |i| i + 1));
+        found
+    }
+
+    fn add(&self, n: usize) {
+        self.0.set(self.0.get() + n as u64);
+    }
+}
+
+/// A tag or attribute name, lower-cased without allocating when it already is.
+pub(crate) fn lower(name: &str) -> Cow<'_, str> {
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(name.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(name)
+    }
+}
+
+/// Tokenizes `html` one token at a time ([`next_token`](Self::next_token)).
+pub(crate) struct Tokenizer<'a> {
+    html: &'a str,
+    pos: usize,
+    attrs: Vec<RawAttr>,
+    /// Set by a raw-text or RCDATA start tag: the end tag's name and the content kind.
+    pending: Option<(&'a str, Content)>,
+    /// Attributes dropped over [`MAX_ATTRIBUTES`].
+    pub(crate) dropped_attributes: u64,
+    examined: Examined,
+}
+
+impl<'a> Tokenizer<'a> {
+    /// A tokenizer at the start of `html`.
+    pub(crate) fn new(html: &'a str) -> Self {
+        Self {
+            html,
+            pos: 0,
+            attrs: Vec::new(),
+            pending: None,
+            dropped_attributes: 0,
+            examined: Examined::default(),
+        }
+    }
+
+    /// Bytes examined so far (each byte a bounded number of times: linear).
+    pub(crate) fn examined(&self) -> u64 {
+        self.examined.0.get()
+    }
+
+    /// The attributes of the last start tag.
+    pub(crate) fn attrs(&self) -> Attrs<'_> {
+        Attrs {
+            source: self.html,
+            list: &self.attrs,
+        }
+    }
+
+    /// The next token; `None` at the end of the input.
+    pub(crate) fn next_token(&mut self) -> Option<Token<'a>> {
+        if let Some((name, content)) = self.pending.take() {
+            let start = self.pos;
+            let end = match content {
+                Content::PlainText => self.html.len(),
+                Content::Script => self.script_end(),
+                _ => self.raw_text_end(name),
+            };
+            self.pos = end;
+            if end > start {
+                return Some(Token::Text {
+                    text: &self.html[start..end],
+                    decode: content == Content::RcData,
+                });
+            }
+        }
+        let bytes = self.html.as_bytes();
+        let mut text_start = self.pos;
+        let mut at = self.pos;
+        loop {
+            let Some(i) = self.examined.memchr(b'<', &bytes[at..]) else {
+                self.pos = bytes.len();
+                return (text_start < bytes.len()).then(|| Token::Text {
+                    text: &self.html[text_start..],
+                    decode: true,
+                });
+            };
+            let lt = at + i;
+            if !self.starts_markup(lt) {
+                // A '<' that starts nothing is text.
+                at = lt + 1;
+                continue;
+            }
+            if lt > text_start {
+                // The text before the markup first; the markup on the next call.
+                self.pos = lt;
+                return Some(Token::Text {
+                    text: &self.html[text_start..lt],
+                    decode: true,
+                });
+            }
+            if let Some(token) = self.markup(lt) {
+                return Some(token);
+            }
+            // A comment, doctype or ignored tag: go on after it (a loop, not a
+            // recursion: a million comments in a row must not exhaust the stack).
+            if self.pos >= bytes.len() {
+                return None;
+            }
+            text_start = self.pos;
+            at = self.pos;
+        }
+    }
+
+    /// Whether the `<` at `lt` starts a tag, an end tag, a comment or a bogus comment.
+    fn starts_markup(&self, lt: usize) -> bool {
+        match self.html.as_bytes().get(lt + 1) {
+            Some(b) if b.is_ascii_alphabetic() => true,
+            Some(b'!' | b'?') => true,
+            // `</` at the very end is text.
+            Some(b'/') => lt + 2 < self.html.len(),
+            _ => false,
+        }
+    }
+
+    /// Consumes the markup at `lt`; `Some` for a start or end tag.
+    fn markup(&mut self, lt: usize) -> Option<Token<'a>> {
+        let bytes = self.html.as_bytes();
+        let rest = &bytes[lt..];
+        if rest.starts_with(b"<!--") {
+            self.pos = self.comment_end(lt + 4);
+            return None;
+        }
+        if rest[1] == b'!' || rest[1] == b'?' {
+            // Doctype, CDATA outside foreign content, processing instruction: a bogus
+            // comment up to the first '>'.
+            self.pos = self
+                .examined
+                .memchr(b'>', rest)
+                .map_or(bytes.len(), |e| lt + e + 1);
+            return None;
+        }
+        if rest[1] == b'/' {
+            return self.end_tag(lt);
+        }
+        self.start_tag(lt)
+    }
+
+    fn end_tag(&mut self, lt: usize) -> Option<Token<'a>> {
+        let bytes = self.html.as_bytes();
+        match bytes.get(lt + 2) {
+            Some(b) if b.is_ascii_alphabetic() => {}
+            Some(b'>') => {
+                // `</>` is dropped.
+                self.pos = lt + 3;
+                return None;
+            }
+            _ => {
+                // `</ x>`, `</3>`, `</` at the end: a bogus comment.
+                self.pos = self
+                    .examined
+                    .memchr(b'>', &bytes[lt..])
+                    .map_or(bytes.len(), |e| lt + e + 1);
+                return None;
+            }
+        }
+        let name_end = tag_name_end(bytes, lt + 2);
+        self.examined.add(name_end - lt);
+        let name = lower(&self.html[lt + 2..name_end]);
+        // An end tag's attributes are tokenized (a quoted '>' does not end it) and
+        // dropped.
+        let (end, _, complete) = self.scan_attributes(name_end, false);
+        self.pos = end;
+        if !complete {
+            // Cut by the end of the input: dropped (HTML5 and libxml2 agree).
+            return None;
+        }
+        Some(Token::EndTag { name })
+    }
+
+    fn start_tag(&mut self, lt: usize) -> Option<Token<'a>> {
+        let bytes = self.html.as_bytes();
+        let name_end = tag_name_end(bytes, lt + 1);
+        self.examined.add(name_end - lt);
+        let name = lower(&self.html[lt + 1..name_end]);
+        let (end, self_closing, complete) = self.scan_attributes(name_end, true);
+        self.pos = end;
+        if !complete {
+            // Cut by the end of the input: no element (HTML5 and libxml2 agree).
+            return Some(Token::CutStartTag { name });
+        }
+        // Raw-text and RCDATA names start with one of these letters.
+        let maybe_raw = matches!(
+            name.as_bytes().first(),
+            Some(b's' | b'x' | b'i' | b'n' | b'p' | b't')
+        );
+        let content = if !maybe_raw {
+            Content::Markup
+        } else if name == "script" {
+            Content::Script
+        } else if name == "plaintext" {
+            Content::PlainText
+        } else if is_raw_text(&name) {
+            Content::RawText
+        } else if is_rcdata(&name) {
+            Content::RcData
+        } else {
+            Content::Markup
+        };
+        // libxml2 honours `/>` everywhere: `<script/>` has no content.
+        if content != Content::Markup && !self_closing {
+            let raw = &self.html[lt + 1..name_end];
+            self.pending = Some((raw, content));
+        }
+        Some(Token::StartTag { name, self_closing })
+    }
+
+    /// Where the raw text of element `name` ends: at `</name` followed by whitespace,
+    /// `/` or `>` (case-insensitive), else at the end of the input.
+    fn raw_text_end(&self, name: &str) -> usize {
+        let bytes = self.html.as_bytes();
+        let n = name.len();
+        let mut at = self.pos;
+        while let Some(i) = self.examined.memchr(b'<', &bytes[at..]) {
+            let lt = at + i;
+            let candidate = &bytes[lt + 1..];
+            if candidate.first() == Some(&b'/')
+                && candidate.len() > n + 1
+                && candidate[1..=n].eq_ignore_ascii_case(name.as_bytes())
+                && matches!(candidate[n + 1], b'/' | b'>') | is_ws(candidate[n + 1])
+            {
+                return lt;
+            }
+            at = lt + 1;
+        }
+        bytes.len()
+    }
+
+    /// The position after a comment whose text starts at `from` (just after `<!--`).
+    fn comment_end(&self, from: usize) -> usize {
+        let bytes = self.html.as_bytes();
+        let rest = &bytes[from..];
+        // `<!-->` and `<!--->` are (empty) comments.
+        if rest.starts_with(b">") {
+            return from + 1;
+        }
+        if rest.starts_with(b"->") {
+            return from + 2;
+        }
+        // One forward pass for the first `-->` or `--!>` (two searches would each scan
+        // to the end of the page when only one of them occurs: quadratic over many
+        // comments).
+        let mut at = 0;
+        while let Some(i) = self.examined.memchr(b'-', &rest[at..]) {
+            let p = at + i;
+            if rest[p..].starts_with(b"-->") {
+                return from + p + 3;
+            }
+            if rest[p..].starts_with(b"--!>") {
+                return from + p + 4;
+            }
+            at = p + 1;
+        }
+        bytes.len()
+    }
+
+    /// Where a `<script>`'s content ends, through HTML5's script data escaped and
+    /// double-escaped states: inside `<!--`, a `<script` start hides the next
+    /// `</script>` (which then only leaves the double-escaped state) until `-->`.
+    fn script_end(&self) -> usize {
+        let bytes = self.html.as_bytes();
+        #[derive(PartialEq)]
+        enum State {
+            Data,
+            Escaped,
+            DoubleEscaped,
+        }
+        let mut state = State::Data;
+        let mut at = self.pos;
+        let is_script_at = |i: usize| {
+            bytes.len() > i + 6
+                && bytes[i..i + 6].eq_ignore_ascii_case(b"script")
+                && (matches!(bytes[i + 6], b'/' | b'>') || is_ws(bytes[i + 6]))
+        };
+        while at < bytes.len() {
+            let Some(i) = memchr::memchr2(b'<', b'-', &bytes[at..]) else {
+                self.examined.add(bytes.len() - at);
+                break;
+            };
+            self.examined.add(i + 1);
+            let p = at + i;
+            if bytes[p] == b'-' {
+                if state != State::Data && bytes[p..].starts_with(b"-->") {
+                    state = State::Data;
+                    at = p + 3;
+                } else {
+                    at = p + 1;
+                }
+                continue;
+            }
+            let rest = &bytes[p + 1..];
+            if state == State::Data && rest.starts_with(b"!--") {
+                state = State::Escaped;
+                // `<!-->` : the dashes may also end the escape at once.
+                at = p + 2;
+                continue;
+            }
+            if rest.first() == Some(&b'/') && is_script_at(p + 2) {
+                match state {
+                    State::DoubleEscaped => state = State::Escaped,
+                    _ => return p,
+                }
+                at = p + 2;
+                continue;
+            }
+            if state == State::Escaped && is_script_at(p + 1) {
+                state = State::DoubleEscaped;
+            }
+            at = p + 1;
+        }
+        bytes.len()
+    }
+
+    /// Scans attributes from `pos` (just after the tag name) to the `>`; returns the
+    /// position after the tag, whether it ended with `/>`, and whether it ended at all
+    /// (not cut by the end of the input). With `keep`, the first [`MAX_ATTRIBUTES`]
+    /// are stored in [`attrs`](Self::attrs).
+    fn scan_attributes(&mut self, pos: usize, keep: bool) -> (usize, bool, bool) {
+        let (end, self_closing, complete) = match self.scan_attributes_inner(pos, keep) {
+            Some((end, self_closing)) => (end, self_closing, true),
+            None => (self.html.len(), false, false),
+        };
+        self.examined.add(end - pos);
+        (end, self_closing, complete)
+    }
+
+    fn scan_attributes_inner(&mut self, mut pos: usize, keep: bool) -> Option<(usize, bool)> {
+        let bytes = self.html.as_bytes();
+        if keep {
+            self.attrs.clear();
+        }
+        loop {
+            let mut slash = false;
+            while pos < bytes.len() && (is_ws(bytes[pos]) || bytes[pos] == b'/') {
+                slash = bytes[pos] == b'/';
+                pos += 1;
+            }
+            if pos >= bytes.len() {
+                return None;
+            }
+            if bytes[pos] == b'>' {
+                return Some((pos + 1, slash));
+            }
+            // A name: anything up to whitespace, '/', '>' or '=' (an '=' as its first
+            // character belongs to it).
+            let start = pos;
+            pos += 1;
+            while pos < bytes.len()
+                && !is_ws(bytes[pos])
+                && !matches!(bytes[pos], b'/' | b'>' | b'=')
+            {
+                pos += 1;
+            }
+            let name = (start, pos);
+            let mut after = pos;
+            while after < bytes.len() && is_ws(bytes[after]) {
+                after += 1;
+            }
+            let value = if bytes.get(after) == Some(&b'=') {
+                pos = after + 1;
+                while pos < bytes.len() && is_ws(bytes[pos]) {
+                    pos += 1;
+                }
+                match bytes.get(pos) {
+                    Some(&q @ (b'"' | b'\'')) => {
+                        let vstart = pos + 1;
+                        let vend = memchr(q, &bytes[vstart..]).map_or(bytes.len(), |e| vstart + e);
+                        pos = (vend + 1).min(bytes.len());
+                        (vstart, vend)
+                    }
+                    _ => {
+                        let vstart = pos;
+                        while pos < bytes.len() && !is_ws(bytes[pos]) && bytes[pos] != b'>' {
+                            pos += 1;
+                        }
+                        (vstart, pos)
+                    }
+                }
+            } else {
+                (pos, pos)
+            };
+            if keep {
+                if self.attrs.len() < MAX_ATTRIBUTES {
+                    self.attrs.push(RawAttr { name, value });
+                } else {
+                    self.dropped_attributes += 1;
+                }
+            }
+        }
+    }
+}
+
+/// The end of a tag name starting at `from`: whitespace, `/` or `>` ends it.
+fn tag_name_end(bytes: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while i < bytes.len() && !is_ws(bytes[i]) && !matches!(bytes[i], b'/' | b'>') {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Tokens as short strings: `T:text`, `t:raw`, `<name a=v>`, `<name/>`, `</name>`.
+    fn tokens(html: &str) -> Vec<String> {
+        let mut t = Tokenizer::new(html);
+        let mut out = Vec::new();
+        while let Some(tok) = t.next_token() {
+            out.push(match tok {
+                Token::Text { text, decode } => {
+                    format!("{}:{text}", if decode { "T" } else { "t" })
+                }
+                Token::StartTag { name, self_closing } => {
+                    let mut s = format!("<{name}");
+                    for (n, v) in t.attrs().iter() {
+                        s.push_str(&format!(" {n}={v}"));
+                    }
+                    s.push_str(if self_closing { "/>" } else { ">" });
+                    s
+                }
+                Token::EndTag { name } => format!("</{name}>"),
+                Token::CutStartTag { name } => format!("<{name}…"),
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn comments_as_html5_ends_them() {
+        assert_eq!(tokens("a<!-->b<a>"), ["T:a", "T:b", "<a>"]);
+        assert_eq!(tokens("a<!--->b"), ["T:a", "T:b"]);
+        assert_eq!(tokens("<!-- x --!>y"), ["T:y"]);
+        assert_eq!(tokens("<!---->z"), ["T:z"]);
+        assert_eq!(tokens("<!-- <a href=x> -- > -->w"), ["T:w"]);
+        assert!(tokens("<!-- never closed <a href=x>").is_empty());
+        assert_eq!(tokens("<!DOCTYPE html><?pi x?><![CDATA[c]]>t"), ["T:t"]);
+    }
+
+    #[test]
+    fn raw_text_ends_only_at_its_own_end_tag() {
+        assert_eq!(
+            tokens("<script>a</scripts>b</script >c"),
+            ["<script>", "t:a</scripts>b", "</script>", "T:c"]
+        );
+        assert_eq!(
+            tokens("<SCRIPT>x</Script/>y"),
+            ["<script>", "t:x", "</script>", "T:y"]
+        );
+        assert_eq!(tokens("<style>a</style"), ["<style>", "t:a</style"]);
+        assert_eq!(
+            tokens("<title>A &amp; <b>B</b></title>"),
+            ["<title>", "T:A &amp; <b>B</b>", "</title>"]
+        );
+        assert_eq!(
+            tokens("<textarea><a href=x>in</a></textarea><a>"),
+            ["<textarea>", "T:<a href=x>in</a>", "</textarea>", "<a>"]
+        );
+    }
+
+    #[test]
+    fn tags_and_attributes_as_html5_reads_them() {
+        assert_eq!(
+            tokens("<a href=five.html/>Five</a>"),
+            ["<a href=five.html/>", "T:Five", "</a>"]
+        );
+        assert_eq!(tokens("<a href=\"/x\"/><p>"), ["<a href=/x/>", "<p>"]);
+        assert_eq!(tokens("<A HREF='q' b c=\"1>2\">"), ["<a HREF=q b= c=1>2>"]);
+        assert_eq!(tokens("</a title=\">\">t"), ["</a>", "T:t"]);
+        assert_eq!(tokens("a < b <3 </>c</ x>d"), ["T:a < b <3 ", "T:c", "T:d"]);
+        assert_eq!(tokens("<a =x>"), ["<a =x=>"]);
+        assert_eq!(tokens("<div/class=x>"), ["<div class=x>"]);
+        assert_eq!(tokens("x<"), ["T:x<"]);
+        assert_eq!(tokens("x</"), ["T:x</"]);
+        assert_eq!(tokens("a<b c=\"d>"), ["T:a", "<b…"]);
+        assert_eq!(tokens("a</b c"), ["T:a"]);
+    }
+
+    #[test]
+    fn attributes_over_the_limit_are_scanned_and_dropped() {
+        let mut html = String::from("<a");
+        for i in 0..MAX_ATTRIBUTES + 10 {
+            html.push_str(&format!(" a{i}=\">\""));
+        }
+        html.push_str(">after");
+        let mut t = Tokenizer::new(&html);
+        assert!(matches!(t.next_token(), Some(Token::StartTag { .. })));
+        assert_eq!(t.attrs().iter().count(), MAX_ATTRIBUTES);
+        assert_eq!(t.dropped_attributes, 10);
+        assert_eq!(
+            t.next_token(),
+            Some(Token::Text {
+                text: "after",
+                decode: true
+            })
+        );
+    }
+}

@@ -1,0 +1,831 @@
+//! Tree construction: the open-element stack and the rules that close elements, shared
+//! by the DOM ([`super::Document`]) and the DOM-free link scanner through [`TreeSink`].
+//!
+//! # The rules: libxml2's, as Scrapy sees them
+//!
+//! Scrapy parses with lxml, whose HTML parser is libxml2's. Link texts, `::text` and
+//! XPath results depend on how a broken page is repaired, so trawl repairs it the same
+//! way (libxml2 2.14, `HTMLparser.c`), not with the HTML5 tree-construction algorithm:
+//!
+//! * a start tag first pops the current element while the pair (current, new) is in
+//!   libxml2's `htmlStartClose` table (`<p>` closes an open `<p>`, `<li>` an `<li>`,
+//!   `<a>` an `<a>`... only the current element, not an ancestor);
+//! * `html`, `head` and `body` are implied as libxml2 implies them; a misplaced
+//!   `<html>`, `<head>` or a second `<body>` is dropped (and, as in libxml2, its `/>`
+//!   closes the current element);
+//! * `/>` closes any element at once; the void elements are libxml2's 13 (`area`,
+//!   `base`, `basefont`, `br`, `col`, `frame`, `hr`, `img`, `input`, `isindex`,
+//!   `link`, `meta`, `param`);
+//! * an end tag closes the nearest open element of its name unless an element of a
+//!   higher end priority (`div` 150, `td`/`th` 160, `tr` 170, table sections 180,
+//!   `table` 190, `head` 200) is open above it; an end tag of nothing open is ignored.
+//!
+//! Deliberate differences (DESIGN.md lists them): `</body>` and `</html>` close nothing,
+//! so content after them stays in the body (libxml2 moves it out of the body, and after
+//! `</html>` out of the root element that Scrapy's link extractor walks); and the tree
+//! is at most [`MAX_DEPTH`] elements deep: deeper start tags become empty elements
+//! whose content goes to the deepest open one (libxml2 stops parsing at depth 2,048,
+//! dropping the rest of the page; browsers flatten at 512, as trawl does).
+//!
+//! # Linear time
+//!
+//! Every operation is O(1) amortised: the nearest open element of a name comes from a
+//! map (name → its topmost stack index, each stack entry linking to the one below of
+//! the same name), the nearest higher-priority element from one stack of positions per
+//! priority class, and every element is pushed and popped once.
+
+use super::dom::name_key as key;
+use super::tokenizer::{Attrs, Token, Tokenizer};
+use crate::util::FxHashMap;
+
+/// The deepest the tree gets (as in Chromium's parser).
+pub const MAX_DEPTH: usize = 512;
+
+/// No handle / no stack index.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// What the tree builder drives: a DOM, or something lighter that only needs the
+/// structure (the link scanner).
+pub(crate) trait TreeSink {
+    /// A new element, child of `parent` (`0` is the document). Returns its handle.
+    fn element(&mut self, parent: u32, name: &str, key: u64, attrs: Attrs<'_>) -> u32;
+
+    /// Text, child of `parent`; `decode`: character references apply.
+    fn text(&mut self, parent: u32, text: &str, decode: bool);
+
+    /// The element `node` is complete (popped from the open stack).
+    fn close(&mut self, node: u32);
+
+    /// The sink's own work (comparisons, lookups), added to [`ParseStats::steps`].
+    fn steps(&self) -> u64 {
+        0
+    }
+}
+
+/// Counters of what the repair did, for stats and tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ParseStats {
+    /// Elements opened (implied ones included).
+    pub elements: u64,
+    /// Start tags flattened at [`MAX_DEPTH`].
+    pub depth_limited: u64,
+    /// Attributes dropped over the per-tag limit.
+    pub dropped_attributes: u64,
+    /// Open-stack entries examined or moved (a measure of work: linear in the input).
+    pub steps: u64,
+}
+
+/// One open element.
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    node: u32,
+    key: u64,
+    /// The stack index of the next open element below with the same key.
+    prev_same: u32,
+    /// The end priority class (see [`class_of`]), or `NO_CLASS`.
+    class: u8,
+}
+
+const NO_CLASS: u8 = u8::MAX;
+/// End priorities of the classes (libxml2's `htmlEndPriority`); everything else is 100.
+const CLASS_PRIORITY: [u16; 7] = [150, 160, 170, 180, 190, 200, 220];
+
+const K_HTML: u64 = key("html");
+const K_HEAD: u64 = key("head");
+const K_BODY: u64 = key("body");
+
+fn class_of(k: u64) -> u8 {
+    const DIV: u64 = key("div");
+    const TD: u64 = key("td");
+    const TH: u64 = key("th");
+    const TR: u64 = key("tr");
+    const THEAD: u64 = key("thead");
+    const TBODY: u64 = key("tbody");
+    const TFOOT: u64 = key("tfoot");
+    const TABLE: u64 = key("table");
+    match k {
+        DIV => 0,
+        TD | TH => 1,
+        TR => 2,
+        THEAD | TBODY | TFOOT => 3,
+        TABLE => 4,
+        K_HEAD | K_BODY => 5,
+        K_HTML => 6,
+        _ => NO_CLASS,
+    }
+}
+
+fn priority(class: u8) -> u16 {
+    CLASS_PRIORITY.get(class as usize).copied().unwrap_or(100)
+}
+
+/// [`is_void`] by [`name_key`](super::name_key) (the void names are all short, so
+/// their keys are exact).
+fn is_void_key(k: u64) -> bool {
+    const VOID: [u64; 13] = [
+        key("area"),
+        key("base"),
+        key("basefont"),
+        key("br"),
+        key("col"),
+        key("frame"),
+        key("hr"),
+        key("img"),
+        key("input"),
+        key("isindex"),
+        key("link"),
+        key("meta"),
+        key("param"),
+    ];
+    VOID.contains(&k)
+}
+
+/// libxml2's void elements.
+pub(crate) fn is_void(name: &str) -> bool {
+    matches!(
+        name,
+        "area"
+            | "base"
+            | "basefont"
+            | "br"
+            | "col"
+            | "frame"
+            | "hr"
+            | "img"
+            | "input"
+            | "isindex"
+            | "link"
+            | "meta"
+            | "param"
+    )
+}
+
+/// The elements a start tag `new` closes when one of them is the current element
+/// (libxml2's `htmlStartClose`, grouped by the new tag).
+fn closed_by(new: u64) -> &'static [u64] {
+    const N_A: u64 = key("a");
+    const N_ABBR: u64 = key("abbr");
+    const N_ACRONYM: u64 = key("acronym");
+    const N_ADDRESS: u64 = key("address");
+    const N_B: u64 = key("b");
+    const N_BDO: u64 = key("bdo");
+    const N_BIG: u64 = key("big");
+    const N_BLOCKQUOTE: u64 = key("blockquote");
+    const N_BODY: u64 = key("body");
+    const N_BR: u64 = key("br");
+    const N_CAPTION: u64 = key("caption");
+    const N_CENTER: u64 = key("center");
+    const N_CITE: u64 = key("cite");
+    const N_CODE: u64 = key("code");
+    const N_COL: u64 = key("col");
+    const N_COLGROUP: u64 = key("colgroup");
+    const N_DD: u64 = key("dd");
+    const N_DFN: u64 = key("dfn");
+    const N_DIR: u64 = key("dir");
+    const N_DIV: u64 = key("div");
+    const N_DL: u64 = key("dl");
+    const N_DT: u64 = key("dt");
+    const N_EM: u64 = key("em");
+    const N_FIELDSET: u64 = key("fieldset");
+    const N_FONT: u64 = key("font");
+    const N_FORM: u64 = key("form");
+    const N_FRAMESET: u64 = key("frameset");
+    const N_H1: u64 = key("h1");
+    const N_H2: u64 = key("h2");
+    const N_H3: u64 = key("h3");
+    const N_H4: u64 = key("h4");
+    const N_H5: u64 = key("h5");
+    const N_H6: u64 = key("h6");
+    const N_HEAD: u64 = key("head");
+    const N_HR: u64 = key("hr");
+    const N_I: u64 = key("i");
+    const N_IFRAME: u64 = key("iframe");
+    const N_IMG: u64 = key("img");
+    const N_KBD: u64 = key("kbd");
+    const N_LI: u64 = key("li");
+    const N_LISTING: u64 = key("listing");
+    const N_MAP: u64 = key("map");
+    const N_MENU: u64 = key("menu");
+    const N_NOSCRIPT: u64 = key("noscript");
+    const N_OL: u64 = key("ol");
+    const N_OPTGROUP: u64 = key("optgroup");
+    const N_OPTION: u64 = key("option");
+    const N_P: u64 = key("p");
+    const N_PRE: u64 = key("pre");
+    const N_Q: u64 = key("q");
+    const N_S: u64 = key("s");
+    const N_SAMP: u64 = key("samp");
+    const N_SMALL: u64 = key("small");
+    const N_SPAN: u64 = key("span");
+    const N_STRIKE: u64 = key("strike");
+    const N_STRONG: u64 = key("strong");
+    const N_SUB: u64 = key("sub");
+    const N_SUP: u64 = key("sup");
+    const N_TABLE: u64 = key("table");
+    const N_TBODY: u64 = key("tbody");
+    const N_TD: u64 = key("td");
+    const N_TFOOT: u64 = key("tfoot");
+    const N_TH: u64 = key("th");
+    const N_THEAD: u64 = key("thead");
+    const N_TITLE: u64 = key("title");
+    const N_TR: u64 = key("tr");
+    const N_TT: u64 = key("tt");
+    const N_U: u64 = key("u");
+    const N_UL: u64 = key("ul");
+    const N_VAR: u64 = key("var");
+    const N_XMP: u64 = key("xmp");
+    match new {
+        N_A => const { &[key("a"), key("head")] },
+        N_ABBR => const { &[key("head")] },
+        N_ACRONYM => const { &[key("head")] },
+        N_ADDRESS => const { &[key("head"), key("p"), key("ul")] },
+        N_B => const { &[key("head")] },
+        N_BDO => const { &[key("head")] },
+        N_BIG => const { &[key("head")] },
+        N_BLOCKQUOTE => const { &[key("head"), key("p")] },
+        N_BODY => {
+            const {
+                &[
+                    key("head"),
+                    key("link"),
+                    key("p"),
+                    key("style"),
+                    key("title"),
+                ]
+            }
+        }
+        N_BR => const { &[key("head")] },
+        N_CAPTION => const { &[key("p")] },
+        N_CENTER => const { &[key("b"), key("font"), key("head"), key("i"), key("p")] },
+        N_CITE => const { &[key("head")] },
+        N_CODE => const { &[key("head")] },
+        N_COL => const { &[key("caption"), key("col"), key("p")] },
+        N_COLGROUP => const { &[key("caption"), key("col"), key("colgroup"), key("p")] },
+        N_DD => {
+            const {
+                &[
+                    key("address"),
+                    key("dir"),
+                    key("dt"),
+                    key("head"),
+                    key("listing"),
+                    key("menu"),
+                    key("p"),
+                    key("pre"),
+                    key("xmp"),
+                ]
+            }
+        }
+        N_DFN => const { &[key("head")] },
+        N_DIR => const { &[key("head"), key("p")] },
+        N_DIV => const { &[key("head"), key("p")] },
+        N_DL => {
+            const {
+                &[
+                    key("address"),
+                    key("dir"),
+                    key("dt"),
+                    key("head"),
+                    key("listing"),
+                    key("menu"),
+                    key("p"),
+                    key("pre"),
+                    key("xmp"),
+                ]
+            }
+        }
+        N_DT => {
+            const {
+                &[
+                    key("address"),
+                    key("dd"),
+                    key("dir"),
+                    key("head"),
+                    key("listing"),
+                    key("menu"),
+                    key("p"),
+                    key("pre"),
+                    key("xmp"),
+                ]
+            }
+        }
+        N_EM => const { &[key("head")] },
+        N_FIELDSET => {
+            const {
+                &[
+                    key("a"),
+                    key("h1"),
+                    key("h2"),
+                    key("h3"),
+                    key("h4"),
+                    key("h5"),
+                    key("h6"),
+                    key("head"),
+                    key("legend"),
+                    key("listing"),
+                    key("p"),
+                    key("pre"),
+                    key("xmp"),
+                ]
+            }
+        }
+        N_FONT => const { &[key("head")] },
+        N_FORM => {
+            const {
+                &[
+                    key("address"),
+                    key("dir"),
+                    key("dl"),
+                    key("form"),
+                    key("h1"),
+                    key("h2"),
+                    key("h3"),
+                    key("h4"),
+                    key("h5"),
+                    key("h6"),
+                    key("head"),
+                    key("hr"),
+                    key("listing"),
+                    key("menu"),
+                    key("ol"),
+                    key("p"),
+                    key("pre"),
+                    key("ul"),
+                    key("xmp"),
+                ]
+            }
+        }
+        N_FRAMESET => {
+            const {
+                &[
+                    key("head"),
+                    key("link"),
+                    key("p"),
+                    key("style"),
+                    key("title"),
+                ]
+            }
+        }
+        N_H1 => const { &[key("head"), key("p")] },
+        N_H2 => const { &[key("head"), key("p")] },
+        N_H3 => const { &[key("head"), key("p")] },
+        N_H4 => const { &[key("head"), key("p")] },
+        N_H5 => const { &[key("head"), key("p")] },
+        N_H6 => const { &[key("head"), key("p")] },
+        N_HEAD => const { &[key("p")] },
+        N_HR => const { &[key("head"), key("p")] },
+        N_I => const { &[key("head")] },
+        N_IFRAME => const { &[key("head")] },
+        N_IMG => const { &[key("head")] },
+        N_KBD => const { &[key("head")] },
+        N_LI => {
+            const {
+                &[
+                    key("address"),
+                    key("dl"),
+                    key("h1"),
+                    key("h2"),
+                    key("h3"),
+                    key("h4"),
+                    key("h5"),
+                    key("h6"),
+                    key("head"),
+                    key("li"),
+                    key("listing"),
+                    key("p"),
+                    key("pre"),
+                    key("xmp"),
+                ]
+            }
+        }
+        N_LISTING => const { &[key("head"), key("p")] },
+        N_MAP => const { &[key("head")] },
+        N_MENU => const { &[key("head"), key("p"), key("ul")] },
+        N_NOSCRIPT => const { &[key("script")] },
+        N_OL => const { &[key("head"), key("p")] },
+        N_OPTGROUP => const { &[key("option")] },
+        N_OPTION => const { &[key("option")] },
+        N_P => {
+            const {
+                &[
+                    key("b"),
+                    key("big"),
+                    key("h1"),
+                    key("h2"),
+                    key("h3"),
+                    key("h4"),
+                    key("h5"),
+                    key("h6"),
+                    key("head"),
+                    key("i"),
+                    key("p"),
+                    key("s"),
+                    key("small"),
+                    key("strike"),
+                    key("tt"),
+                    key("u"),
+                ]
+            }
+        }
+        N_PRE => const { &[key("head"), key("p"), key("ul")] },
+        N_Q => const { &[key("head")] },
+        N_S => const { &[key("head")] },
+        N_SAMP => const { &[key("head")] },
+        N_SMALL => const { &[key("head")] },
+        N_SPAN => const { &[key("head")] },
+        N_STRIKE => const { &[key("head")] },
+        N_STRONG => const { &[key("head")] },
+        N_SUB => const { &[key("head")] },
+        N_SUP => const { &[key("head")] },
+        N_TABLE => {
+            const {
+                &[
+                    key("a"),
+                    key("h1"),
+                    key("h2"),
+                    key("h3"),
+                    key("h4"),
+                    key("h5"),
+                    key("h6"),
+                    key("head"),
+                    key("listing"),
+                    key("p"),
+                    key("pre"),
+                    key("xmp"),
+                ]
+            }
+        }
+        N_TBODY => {
+            const {
+                &[
+                    key("caption"),
+                    key("col"),
+                    key("colgroup"),
+                    key("p"),
+                    key("tbody"),
+                    key("td"),
+                    key("tfoot"),
+                    key("th"),
+                    key("thead"),
+                    key("tr"),
+                ]
+            }
+        }
+        N_TD => {
+            const {
+                &[
+                    key("a"),
+                    key("b"),
+                    key("font"),
+                    key("i"),
+                    key("p"),
+                    key("span"),
+                    key("td"),
+                    key("th"),
+                    key("u"),
+                ]
+            }
+        }
+        N_TFOOT => {
+            const {
+                &[
+                    key("caption"),
+                    key("col"),
+                    key("colgroup"),
+                    key("p"),
+                    key("tbody"),
+                    key("td"),
+                    key("th"),
+                    key("thead"),
+                    key("tr"),
+                ]
+            }
+        }
+        N_TH => {
+            const {
+                &[
+                    key("a"),
+                    key("b"),
+                    key("font"),
+                    key("i"),
+                    key("p"),
+                    key("span"),
+                    key("td"),
+                    key("th"),
+                    key("u"),
+                ]
+            }
+        }
+        N_THEAD => const { &[key("caption"), key("col"), key("colgroup")] },
+        N_TITLE => const { &[key("p")] },
+        N_TR => {
+            const {
+                &[
+                    key("caption"),
+                    key("col"),
+                    key("colgroup"),
+                    key("p"),
+                    key("td"),
+                    key("th"),
+                    key("tr"),
+                ]
+            }
+        }
+        N_TT => const { &[key("head")] },
+        N_U => const { &[key("head")] },
+        N_UL => {
+            const {
+                &[
+                    key("address"),
+                    key("dir"),
+                    key("head"),
+                    key("listing"),
+                    key("menu"),
+                    key("p"),
+                    key("pre"),
+                    key("xmp"),
+                ]
+            }
+        }
+        N_VAR => const { &[key("head")] },
+        N_XMP => const { &[key("head"), key("p")] },
+        _ => &[],
+    }
+}
+
+/// HTML5's input preprocessing, plus libxml2's NUL rule: CR LF and lone CR become LF,
+/// NUL characters are dropped. Borrowed when there is nothing to change.
+fn preprocess(html: &str) -> std::borrow::Cow<'_, str> {
+    if memchr::memchr2(b'\r', 0, html.as_bytes()).is_none() {
+        return std::borrow::Cow::Borrowed(html);
+    }
+    let mut out = String::with_capacity(html.len());
+    let mut chars = html.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\0' => {}
+            '\r' => {
+                if chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+                out.push('\n');
+            }
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The tree builder: feed it tokens, it drives a [`TreeSink`].
+pub(crate) struct TreeBuilder<S> {
+    pub(crate) sink: S,
+    stack: Vec<Open>,
+    /// Key → stack index of its topmost open element.
+    top_of: FxHashMap<u64, u32>,
+    /// Stack indices of the open elements of each priority class.
+    classes: [Vec<u32>; 7],
+    /// libxml2's `ctxt->html`: 1 once a `head` was pushed, 2 once a `body` was.
+    inserted: u8,
+    /// Misplaced `html`/`head`/`body` start tags dropped (their end tags are too).
+    discarded: u32,
+    pub(crate) stats: ParseStats,
+}
+
+impl<S: TreeSink> TreeBuilder<S> {
+    pub(crate) fn new(sink: S) -> Self {
+        Self {
+            sink,
+            stack: Vec::with_capacity(32),
+            top_of: FxHashMap::default(),
+            classes: Default::default(),
+            inserted: 0,
+            discarded: 0,
+            stats: ParseStats::default(),
+        }
+    }
+
+    /// Runs the whole input through the tokenizer and this builder.
+    pub(crate) fn run(mut self, html: &str) -> (S, ParseStats) {
+        let html = preprocess(html);
+        let mut tokenizer = Tokenizer::new(&html);
+        while let Some(token) = tokenizer.next_token() {
+            self.stats.steps += 1;
+            match token {
+                Token::Text { text, decode } => self.text(text, decode),
+                Token::StartTag { name, self_closing } => {
+                    self.start_tag(&name, self_closing, tokenizer.attrs());
+                }
+                Token::EndTag { name } => self.end_tag(&name),
+                Token::CutStartTag { name } => {
+                    let k = key(&name);
+                    self.auto_close(k);
+                    self.check_implied(&name, k);
+                }
+            }
+        }
+        while !self.stack.is_empty() {
+            self.pop();
+        }
+        self.stats.dropped_attributes = tokenizer.dropped_attributes;
+        self.stats.steps += self.sink.steps() + tokenizer.examined();
+        (self.sink, self.stats)
+    }
+
+    fn current(&self) -> u32 {
+        self.stack.last().map_or(0, |o| o.node)
+    }
+
+    fn current_key(&self) -> u64 {
+        self.stack.last().map_or(0, |o| o.key)
+    }
+
+    fn is_open(&self, k: u64) -> bool {
+        self.top_of.contains_key(&k)
+    }
+
+    fn push(&mut self, node: u32, k: u64) {
+        let idx = self.stack.len() as u32;
+        let prev_same = self.top_of.insert(k, idx).unwrap_or(NONE);
+        let class = class_of(k);
+        if let Some(c) = self.classes.get_mut(class as usize) {
+            c.push(idx);
+        }
+        if k == K_HEAD {
+            self.inserted = self.inserted.max(1);
+        } else if k == K_BODY {
+            self.inserted = 2;
+        }
+        self.stack.push(Open {
+            node,
+            key: k,
+            prev_same,
+            class,
+        });
+    }
+
+    fn pop(&mut self) {
+        let Some(o) = self.stack.pop() else { return };
+        self.stats.steps += 1;
+        if o.prev_same == NONE {
+            self.top_of.remove(&o.key);
+        } else {
+            self.top_of.insert(o.key, o.prev_same);
+        }
+        if let Some(c) = self.classes.get_mut(o.class as usize) {
+            c.pop();
+        }
+        self.sink.close(o.node);
+    }
+
+    /// Opens an element the markup did not name (`html`, `head`, `body`).
+    fn push_implied(&mut self, name: &str) {
+        let k = key(name);
+        let node = self.sink.element(self.current(), name, k, Attrs::NONE);
+        self.stats.elements += 1;
+        self.push(node, k);
+    }
+
+    /// libxml2's `htmlCheckImplied`.
+    fn check_implied(&mut self, name: &str, k: u64) {
+        // Once a body is open it stays open (`</body>` and `</html>` are ignored, and
+        // no other end tag outranks it), so nothing is implied any more.
+        if k == K_HTML || (self.inserted == 2 && !self.stack.is_empty()) {
+            return;
+        }
+        if self.stack.is_empty() {
+            self.push_implied("html");
+        }
+        if k == K_BODY || k == K_HEAD {
+            return;
+        }
+        if self.stack.len() <= 1
+            && matches!(
+                name,
+                "script" | "style" | "meta" | "link" | "title" | "base"
+            )
+        {
+            if self.inserted < 1 {
+                self.push_implied("head");
+            }
+        } else if self.inserted < 2
+            && !matches!(name, "noframes" | "frame" | "frameset")
+            && !self.is_open(K_BODY)
+            && !self.is_open(K_HEAD)
+        {
+            self.push_implied("body");
+        }
+    }
+
+    /// Pops the current element while `new` (a key) closes it.
+    fn auto_close(&mut self, new: u64) {
+        let closes = closed_by(new);
+        if closes.is_empty() {
+            return;
+        }
+        while let Some(top) = self.stack.last() {
+            if !closes.contains(&top.key) {
+                break;
+            }
+            self.pop();
+        }
+    }
+
+    fn start_tag(&mut self, name: &str, self_closing: bool, attrs: Attrs<'_>) {
+        let k = key(name);
+        self.auto_close(k);
+        self.check_implied(name, k);
+        let misplaced = (k == K_HTML && !self.stack.is_empty())
+            || (k == K_HEAD && self.stack.len() != 1)
+            || (k == K_BODY && self.is_open(K_BODY));
+        if misplaced {
+            self.discarded += 1;
+            // libxml2 quirk, kept for identical trees: the `/>` of a dropped tag
+            // closes the current element instead.
+            if self_closing {
+                self.pop();
+            }
+            return;
+        }
+        let node = self.sink.element(self.current(), name, k, attrs);
+        self.stats.elements += 1;
+        // libxml2 notes a head or body when it is pushed, even if `/>` pops it.
+        if k == K_HEAD {
+            self.inserted = self.inserted.max(1);
+        } else if k == K_BODY {
+            self.inserted = 2;
+        }
+        if self_closing || is_void_key(k) {
+            self.sink.close(node);
+            return;
+        }
+        if self.stack.len() >= MAX_DEPTH {
+            self.stats.depth_limited += 1;
+            self.sink.close(node);
+            return;
+        }
+        self.push(node, k);
+    }
+
+    fn end_tag(&mut self, name: &str) {
+        let k = key(name);
+        if self.discarded > 0 && (k == K_HTML || k == K_BODY || k == K_HEAD) {
+            self.discarded -= 1;
+            return;
+        }
+        // Deliberate: content after </body> or </html> stays in the body.
+        if k == K_HTML || k == K_BODY {
+            return;
+        }
+        let Some(&idx) = self.top_of.get(&k) else {
+            return;
+        };
+        // Well-formed markup closes the current element: nothing above can block it.
+        if idx as usize + 1 == self.stack.len() {
+            self.pop();
+            return;
+        }
+        let p = priority(class_of(k));
+        self.stats.steps += CLASS_PRIORITY.len() as u64;
+        let blocked = self
+            .classes
+            .iter()
+            .enumerate()
+            .filter(|(c, _)| CLASS_PRIORITY[*c] > p)
+            .filter_map(|(_, positions)| positions.last())
+            .any(|&pos| pos > idx);
+        if blocked {
+            return;
+        }
+        while self.stack.len() > idx as usize {
+            self.pop();
+        }
+    }
+
+    fn text(&mut self, text: &str, decode: bool) {
+        if decode && matches!(self.current_key(), 0 | K_HTML | K_HEAD) {
+            // libxml2's htmlCharDataSAXCallback: leading whitespace stays where it is;
+            // the rest implies a body (closing the head).
+            let ws = text
+                .bytes()
+                .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c'))
+                .count();
+            if ws > 0 && !self.stack.is_empty() {
+                self.sink.text(self.current(), &text[..ws], false);
+            }
+            let rest = &text[ws..];
+            if rest.is_empty() {
+                return;
+            }
+            if self.current_key() == K_HEAD {
+                self.auto_close(key("p"));
+            }
+            self.check_implied("p", key("p"));
+            self.sink.text(self.current(), rest, true);
+            return;
+        }
+        if self.stack.is_empty() {
+            return;
+        }
+        self.sink.text(self.current(), text, decode);
+    }
+}
