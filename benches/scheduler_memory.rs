@@ -13,7 +13,9 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicIsize, Ordering};
 
 use support::smoke;
-use trawl::crawl::scheduler::{DefaultScheduler, Scheduler, SchedulerContext};
+use trawl::crawl::scheduler::{
+    DefaultScheduler, Enqueued, NextRequest, Scheduler, SchedulerContext, Waker,
+};
 use trawl::crawl::{Crawler, Registry, Request, Settings, Spider};
 use trawl::reactor::ManualClock;
 use trawl::testing::spiders::FixtureSpider;
@@ -58,10 +60,13 @@ fn memory_bench(crawl_shaped: bool) {
         Registry::with_builtins(),
     )
     .expect("crawler");
+    let builder = crawler.clone();
     let ctx = SchedulerContext {
         activity: Rc::default(),
+        wake: Waker::new(|| {}),
+        dupefilter: Rc::new(move || builder.build_dupefilter()),
     };
-    let mut sched = DefaultScheduler::from_crawler(&crawler, ctx).expect("scheduler");
+    let mut sched = DefaultScheduler::from_context(crawler.context(), ctx).expect("scheduler");
     // Everything the requests and the scheduler hold: the requests (with their URLs'
     // heap text), queue slots and the dupefilter's fingerprints.
     let before = LIVE.load(Ordering::Relaxed);
@@ -78,7 +83,10 @@ fn memory_bench(crawl_shaped: bool) {
             );
         }
         url_bytes += r.url().as_str().len();
-        assert!(sched.enqueue_request(r), "unique requests were filtered");
+        assert!(
+            matches!(sched.enqueue_request(r), Enqueued::Accepted),
+            "unique requests were filtered"
+        );
     }
     let total = (LIVE.load(Ordering::Relaxed) - before) as f64;
     let per = total / n as f64;
@@ -96,7 +104,7 @@ fn memory_bench(crawl_shaped: bool) {
     );
     assert_eq!(sched.len(), n);
     let mut popped = 0;
-    while let Some(r) = sched.next_request() {
+    while let NextRequest::Ready(r) = sched.next_request() {
         black_box(r);
         popped += 1;
     }

@@ -11,15 +11,15 @@ use trawl::crawl::downloader::middleware::{DownloaderMiddleware, RequestOutcome,
 use trawl::crawl::errors::DropItem;
 use trawl::crawl::pipeline::{ItemOutcome, ItemPipeline};
 use trawl::crawl::{
-    CallbackResult, Crawler, Item, Output, Priority, Registry, Request, Response, Settings, Spider,
-    run_spider_with,
+    CallbackResult, CrawlContext, Item, Output, Priority, Registry, Request, Response, Settings,
+    Spider, run_spider_with,
 };
 use trawl::defer::Failure;
 use trawl::testing::{FixtureOptions, FixtureServer};
 
 /// Adds `X-Crawled-By` to every request; counts responses by content type in stats.
 struct Tagging {
-    crawler: Weak<Crawler>,
+    crawler: Weak<CrawlContext>,
 }
 
 impl DownloaderMiddleware for Tagging {

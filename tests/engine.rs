@@ -11,7 +11,7 @@ use serde_json::json;
 use trawl::crawl::downloader::middleware::{DownloaderMiddleware, ResponseOutcome};
 use trawl::crawl::errors::{CloseSpider, DontCloseSpider};
 use trawl::crawl::pipeline::{ItemOutcome, ItemPipeline};
-use trawl::crawl::scheduler::{Scheduler, SchedulerContext};
+use trawl::crawl::scheduler::{Enqueued, NextRequest, Scheduler, SchedulerContext};
 use trawl::crawl::signals::Signal;
 use trawl::crawl::spidermw::SpiderMiddleware;
 use trawl::crawl::{Item, Output, Request, Response};
@@ -98,15 +98,15 @@ impl Scheduler for LateScheduler {
     fn has_pending_requests(&self) -> bool {
         !self.given
     }
-    fn enqueue_request(&mut self, _request: Request) -> bool {
-        true
+    fn enqueue_request(&mut self, _request: Request) -> Enqueued {
+        Enqueued::Accepted
     }
-    fn next_request(&mut self) -> Option<Request> {
+    fn next_request(&mut self) -> NextRequest {
         if self.given || self.clock.seconds() < 7.0 {
-            return None;
+            return NextRequest::Empty;
         }
         self.given = true;
-        Some(Request::get("http://late.test/").unwrap())
+        NextRequest::Ready(Request::get("http://late.test/").unwrap())
     }
     fn len(&self) -> usize {
         usize::from(!self.given)

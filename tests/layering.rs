@@ -79,6 +79,22 @@ const FORBIDDEN: &[(&str, &[&str])] = &[
     ),
     ("client", &["crawl", "distributed", "cli", "testing"]),
     ("crawl", &["distributed", "cli"]),
+    (
+        "util",
+        &[
+            "reactor",
+            "defer",
+            "task",
+            "proto",
+            "net",
+            "client",
+            "html",
+            "crawl",
+            "distributed",
+            "cli",
+            "testing",
+        ],
+    ),
     ("distributed", &["cli"]),
     ("testing", &["cli"]),
 ];
@@ -133,6 +149,70 @@ fn lower_layers_never_import_higher_ones() {
     assert!(
         violations.is_empty(),
         "layering violations:\n{}",
+        violations.join("\n")
+    );
+}
+
+/// Inside `crawl/`: components (middlewares, extensions, schedulers, dupefilters,
+/// stats, pipelines, spider middlewares) see the `CrawlContext`, never the `Crawler`
+/// (the wiring) nor the engine; the downloader and the scraper, which the engine
+/// drives, never name the engine.
+#[test]
+fn components_see_the_context_not_the_crawler_or_the_engine() {
+    let crawl = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/crawl");
+    let components = [
+        "middlewares",
+        "extensions",
+        "scheduler",
+        "dupefilter.rs",
+        "stats.rs",
+        "pipeline.rs",
+        "spidermw.rs",
+        "context.rs",
+    ];
+    let engine_users = ["downloader", "scraper.rs"];
+    let mut violations = Vec::new();
+    let mut check = |path: &Path, patterns: &[&str]| {
+        let mut files = Vec::new();
+        if path.is_dir() {
+            rust_files(path, &mut files);
+        } else {
+            files.push(path.to_path_buf());
+        }
+        for file in files {
+            let text = fs::read_to_string(&file).unwrap();
+            for (lineno, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or("");
+                for p in patterns {
+                    if code.contains(p) {
+                        violations.push(format!(
+                            "{}:{}: mentions `{p}`",
+                            file.display(),
+                            lineno + 1
+                        ));
+                    }
+                }
+            }
+        }
+    };
+    for c in components {
+        check(
+            &crawl.join(c),
+            &[
+                "crawler::Crawler",
+                "Rc<Crawler>",
+                "&Crawler",
+                "engine::",
+                "ExecutionEngine",
+            ],
+        );
+    }
+    for c in engine_users {
+        check(&crawl.join(c), &["engine::", "ExecutionEngine"]);
+    }
+    assert!(
+        violations.is_empty(),
+        "crawl/ layering violations:\n{}",
         violations.join("\n")
     );
 }

@@ -1,6 +1,8 @@
-//! The [`Crawler`]: one crawl's shared context (settings, signals, stats, clock, reactor,
-//! engine) and the [`Registry`] that builds components from settings by name, the way
-//! Scrapy's `load_object` + `from_crawler` does.
+//! The [`Crawler`]: the wiring of one crawl — it owns the spider, the engine and the
+//! extensions, and builds every component from settings by name through the
+//! [`Registry`], the way Scrapy's `load_object` + `from_crawler` does. What components
+//! receive is the shared [`CrawlContext`] (settings, signals, stats, clock, reactor, an
+//! engine handle); a `Crawler` dereferences to it.
 //!
 //! Components are named by string (`"trawl.RetryMiddleware"`, or `"scrapy.…"` paths for
 //! the built-ins, or any name a user registers) and ordered by the `*_BASE` + user order
@@ -13,34 +15,53 @@ use std::collections::HashMap;
 use std::fmt;
 use std::rc::{Rc, Weak};
 
+use super::context::CrawlContext;
 use super::downloader::handlers::{DataUriHandler, DownloadHandler, FileHandler, HttpHandler};
 use super::downloader::middleware::DownloaderMiddleware;
+use super::dupefilter::{BaseDupeFilter, DupeFilter, RfpDupeFilter};
 use super::engine::ExecutionEngine;
 use super::errors::NotConfigured;
 use super::pipeline::ItemPipeline;
 use super::scheduler::{Scheduler, SchedulerContext};
 use super::settings::{Priority, Settings};
-use super::signals::Signals;
 use super::spider::Spider;
 use super::spidermw::SpiderMiddleware;
-use super::stats::Stats;
+use super::stats::{DummyStatsCollector, MemoryStatsCollector, StatsCollector};
 use crate::defer::{Deferred, Failure};
 use crate::reactor::{Clock, ReactorHandle};
 
 /// Builds a downloader middleware.
 pub type DownloaderMwFactory =
-    Rc<dyn Fn(&Rc<Crawler>) -> Result<Rc<dyn DownloaderMiddleware>, Failure>>;
+    Rc<dyn Fn(&Rc<CrawlContext>) -> Result<Rc<dyn DownloaderMiddleware>, Failure>>;
 /// Builds a spider middleware.
-pub type SpiderMwFactory = Rc<dyn Fn(&Rc<Crawler>) -> Result<Rc<dyn SpiderMiddleware>, Failure>>;
+pub type SpiderMwFactory =
+    Rc<dyn Fn(&Rc<CrawlContext>) -> Result<Rc<dyn SpiderMiddleware>, Failure>>;
 /// Builds an item pipeline.
-pub type PipelineFactory = Rc<dyn Fn(&Rc<Crawler>) -> Result<Rc<dyn ItemPipeline>, Failure>>;
+pub type PipelineFactory = Rc<dyn Fn(&Rc<CrawlContext>) -> Result<Rc<dyn ItemPipeline>, Failure>>;
 /// Builds an extension (it connects to signals; the crawler keeps it alive).
-pub type ExtensionFactory = Rc<dyn Fn(&Rc<Crawler>) -> Result<Rc<dyn Any>, Failure>>;
+pub type ExtensionFactory = Rc<dyn Fn(&Rc<CrawlContext>) -> Result<Rc<dyn Any>, Failure>>;
 /// Builds the scheduler.
 pub type SchedulerFactory =
-    Rc<dyn Fn(&Rc<Crawler>, SchedulerContext) -> Result<Box<dyn Scheduler>, Failure>>;
+    Rc<dyn Fn(&Rc<CrawlContext>, SchedulerContext) -> Result<Box<dyn Scheduler>, Failure>>;
+/// Builds a dupefilter (`DUPEFILTER_CLASS`).
+pub type DupeFilterFactory = Rc<dyn Fn(&Rc<CrawlContext>) -> Result<Box<dyn DupeFilter>, Failure>>;
 /// Builds a download handler for a URL scheme.
-pub type HandlerFactory = Rc<dyn Fn(&Rc<Crawler>) -> Result<Rc<dyn DownloadHandler>, Failure>>;
+pub type HandlerFactory = Rc<dyn Fn(&Rc<CrawlContext>) -> Result<Rc<dyn DownloadHandler>, Failure>>;
+/// Builds the stats collector (`STATS_CLASS`), before the context exists.
+pub type StatsFactory = Rc<dyn Fn(&StatsSetup<'_>) -> Result<Rc<dyn StatsCollector>, Failure>>;
+
+/// What a stats collector factory gets (the context is built around the collector).
+#[derive(Debug)]
+pub struct StatsSetup<'a> {
+    /// The frozen settings.
+    pub settings: &'a Settings,
+    /// The crawl's clock.
+    pub clock: &'a Clock,
+    /// The reactor, when the crawl does real I/O.
+    pub reactor: Option<&'a ReactorHandle>,
+    /// The spider's name.
+    pub spider_name: &'a str,
+}
 
 /// Component constructors by name.
 #[derive(Clone, Default)]
@@ -50,6 +71,8 @@ pub struct Registry {
     pipelines: HashMap<String, PipelineFactory>,
     extensions: HashMap<String, ExtensionFactory>,
     schedulers: HashMap<String, SchedulerFactory>,
+    dupefilters: HashMap<String, DupeFilterFactory>,
+    stats: HashMap<String, StatsFactory>,
     handlers: HashMap<String, HandlerFactory>,
 }
 
@@ -61,9 +84,21 @@ impl Registry {
         super::extensions::register(&mut r);
         r.register_scheduler("trawl.Scheduler", |c, ctx| {
             Ok(
-                Box::new(super::scheduler::DefaultScheduler::from_crawler(c, ctx)?)
+                Box::new(super::scheduler::DefaultScheduler::from_context(c, ctx)?)
                     as Box<dyn Scheduler>,
             )
+        });
+        r.register_dupefilter("trawl.RFPDupeFilter", |c| {
+            Ok(Box::new(RfpDupeFilter::from_settings(&c.settings)?) as Box<dyn DupeFilter>)
+        });
+        r.register_dupefilter("trawl.BaseDupeFilter", |_| {
+            Ok(Box::new(BaseDupeFilter) as Box<dyn DupeFilter>)
+        });
+        r.register_stats("trawl.MemoryStatsCollector", |_| {
+            Ok(Rc::new(MemoryStatsCollector::new()) as Rc<dyn StatsCollector>)
+        });
+        r.register_stats("trawl.DummyStatsCollector", |_| {
+            Ok(Rc::new(DummyStatsCollector) as Rc<dyn StatsCollector>)
         });
         r.register_handler("trawl.HTTPDownloadHandler", |c| {
             Ok(Rc::new(HttpHandler::from_crawler(c)?) as Rc<dyn DownloadHandler>)
@@ -80,7 +115,7 @@ impl Registry {
     /// Registers a downloader middleware under `name`.
     pub fn register_downloader_middleware<F>(&mut self, name: &str, f: F)
     where
-        F: Fn(&Rc<Crawler>) -> Result<Rc<dyn DownloaderMiddleware>, Failure> + 'static,
+        F: Fn(&Rc<CrawlContext>) -> Result<Rc<dyn DownloaderMiddleware>, Failure> + 'static,
     {
         self.downloader_mws.insert(name.to_owned(), Rc::new(f));
     }
@@ -88,7 +123,7 @@ impl Registry {
     /// Registers a spider middleware under `name`.
     pub fn register_spider_middleware<F>(&mut self, name: &str, f: F)
     where
-        F: Fn(&Rc<Crawler>) -> Result<Rc<dyn SpiderMiddleware>, Failure> + 'static,
+        F: Fn(&Rc<CrawlContext>) -> Result<Rc<dyn SpiderMiddleware>, Failure> + 'static,
     {
         self.spider_mws.insert(name.to_owned(), Rc::new(f));
     }
@@ -96,7 +131,7 @@ impl Registry {
     /// Registers an item pipeline under `name`.
     pub fn register_pipeline<F>(&mut self, name: &str, f: F)
     where
-        F: Fn(&Rc<Crawler>) -> Result<Rc<dyn ItemPipeline>, Failure> + 'static,
+        F: Fn(&Rc<CrawlContext>) -> Result<Rc<dyn ItemPipeline>, Failure> + 'static,
     {
         self.pipelines.insert(name.to_owned(), Rc::new(f));
     }
@@ -104,7 +139,7 @@ impl Registry {
     /// Registers an extension under `name`.
     pub fn register_extension<F>(&mut self, name: &str, f: F)
     where
-        F: Fn(&Rc<Crawler>) -> Result<Rc<dyn Any>, Failure> + 'static,
+        F: Fn(&Rc<CrawlContext>) -> Result<Rc<dyn Any>, Failure> + 'static,
     {
         self.extensions.insert(name.to_owned(), Rc::new(f));
     }
@@ -112,16 +147,32 @@ impl Registry {
     /// Registers a scheduler under `name` (select it with `SCHEDULER`).
     pub fn register_scheduler<F>(&mut self, name: &str, f: F)
     where
-        F: Fn(&Rc<Crawler>, SchedulerContext) -> Result<Box<dyn Scheduler>, Failure> + 'static,
+        F: Fn(&Rc<CrawlContext>, SchedulerContext) -> Result<Box<dyn Scheduler>, Failure> + 'static,
     {
         self.schedulers.insert(name.to_owned(), Rc::new(f));
+    }
+
+    /// Registers a dupefilter under `name` (select it with `DUPEFILTER_CLASS`).
+    pub fn register_dupefilter<F>(&mut self, name: &str, f: F)
+    where
+        F: Fn(&Rc<CrawlContext>) -> Result<Box<dyn DupeFilter>, Failure> + 'static,
+    {
+        self.dupefilters.insert(name.to_owned(), Rc::new(f));
+    }
+
+    /// Registers a stats collector under `name` (select it with `STATS_CLASS`).
+    pub fn register_stats<F>(&mut self, name: &str, f: F)
+    where
+        F: Fn(&StatsSetup<'_>) -> Result<Rc<dyn StatsCollector>, Failure> + 'static,
+    {
+        self.stats.insert(name.to_owned(), Rc::new(f));
     }
 
     /// Registers a download handler under `name` (map schemes to it with
     /// `DOWNLOAD_HANDLERS`).
     pub fn register_handler<F>(&mut self, name: &str, f: F)
     where
-        F: Fn(&Rc<Crawler>) -> Result<Rc<dyn DownloadHandler>, Failure> + 'static,
+        F: Fn(&Rc<CrawlContext>) -> Result<Rc<dyn DownloadHandler>, Failure> + 'static,
     {
         self.handlers.insert(name.to_owned(), Rc::new(f));
     }
@@ -158,29 +209,29 @@ impl std::error::Error for ComponentError {}
 /// The spider, shared by the engine and the scraper.
 pub type SpiderCell = Rc<RefCell<Box<dyn Spider>>>;
 
-/// One crawl's context: Scrapy's `Crawler`.
+/// One crawl's wiring: Scrapy's `Crawler`. It dereferences to its [`CrawlContext`].
 pub struct Crawler {
-    /// The settings (frozen once the crawl is set up).
-    pub settings: Settings,
-    /// The signal manager.
-    pub signals: Signals,
-    /// The stats collector.
-    pub stats: Stats,
-    clock: Clock,
-    reactor: Option<ReactorHandle>,
+    ctx: Rc<CrawlContext>,
     registry: Registry,
     spider: SpiderCell,
-    spider_name: String,
-    allowed_domains: Vec<String>,
     engine: RefCell<Option<Rc<ExecutionEngine>>>,
     extensions: RefCell<Vec<(String, Rc<dyn Any>)>>,
     me: Weak<Crawler>,
 }
 
+impl std::ops::Deref for Crawler {
+    type Target = CrawlContext;
+
+    fn deref(&self) -> &CrawlContext {
+        &self.ctx
+    }
+}
+
 impl Crawler {
     /// Sets up a crawl of `spider`: its `custom_settings` are applied at spider
-    /// priority, the settings frozen, extensions built. `reactor` is needed by the HTTP
-    /// handler; tests with a scripted handler pass `None` and a manual clock.
+    /// priority, the settings frozen, the stats collector and the extensions built, the
+    /// spider given the context. `reactor` is needed by the HTTP handler; tests with a
+    /// scripted handler pass `None` and a manual clock.
     ///
     /// # Errors
     ///
@@ -200,16 +251,36 @@ impl Crawler {
         spider.settings_ready(&settings);
         let spider_name = spider.name().to_owned();
         let allowed_domains = spider.allowed_domains();
-        let crawler = Rc::new_cyclic(|me| Self {
+        let stats_name = settings.get_str("STATS_CLASS")?.unwrap_or_default();
+        let stats_factory = registry
+            .stats
+            .get(&super::settings::normalize_component(&stats_name))
+            .cloned()
+            .ok_or_else(|| {
+                Failure::new(ComponentError {
+                    name: stats_name.clone(),
+                    reason: "no stats collector is registered under this name".into(),
+                })
+            })?;
+        let stats = stats_factory(&StatsSetup {
+            settings: &settings,
+            clock: &clock,
+            reactor: reactor.as_ref(),
+            spider_name: &spider_name,
+        })?;
+        let ctx = Rc::new(CrawlContext::new(
             settings,
-            signals: Signals::new(),
-            stats: Stats::new(),
+            stats,
             clock,
             reactor,
-            registry,
-            spider: Rc::new(RefCell::new(spider)),
             spider_name,
             allowed_domains,
+        ));
+        spider.set_context(&ctx);
+        let crawler = Rc::new_cyclic(|me| Self {
+            ctx,
+            registry,
+            spider: Rc::new(RefCell::new(spider)),
             engine: RefCell::new(None),
             extensions: RefCell::new(Vec::new()),
             me: me.clone(),
@@ -222,7 +293,7 @@ impl Crawler {
                     reason: "no extension is registered under this name".into(),
                 }));
             };
-            match factory(&crawler) {
+            match factory(&crawler.ctx) {
                 Ok(ext) => extensions.push((name, ext)),
                 Err(f) if f.check::<NotConfigured>() => {
                     log::debug!("Extension {name} not configured: {f}")
@@ -247,29 +318,14 @@ impl Crawler {
         Ok(crawler)
     }
 
-    /// This crawler as an `Rc` (components hold weak references back).
+    /// This crawler as an `Rc`.
     pub fn rc(&self) -> Option<Rc<Crawler>> {
         self.me.upgrade()
     }
 
-    /// The clock every timer of this crawl runs on.
-    pub fn clock(&self) -> &Clock {
-        &self.clock
-    }
-
-    /// The reactor, when the crawl does real I/O.
-    pub fn reactor(&self) -> Option<&ReactorHandle> {
-        self.reactor.as_ref()
-    }
-
-    /// The spider's name.
-    pub fn spider_name(&self) -> &str {
-        &self.spider_name
-    }
-
-    /// The spider's allowed domains.
-    pub fn allowed_domains(&self) -> &[String] {
-        &self.allowed_domains
+    /// The context components share.
+    pub fn context(&self) -> &Rc<CrawlContext> {
+        &self.ctx
     }
 
     /// The spider.
@@ -301,7 +357,10 @@ impl Crawler {
         self: &Rc<Self>,
         setting: &str,
         kind: &str,
-        lookup: impl Fn(&Registry, &str) -> Option<Rc<dyn Fn(&Rc<Crawler>) -> Result<Rc<T>, Failure>>>,
+        lookup: impl Fn(
+            &Registry,
+            &str,
+        ) -> Option<Rc<dyn Fn(&Rc<CrawlContext>) -> Result<Rc<T>, Failure>>>,
     ) -> Result<Vec<(String, Rc<T>)>, Failure> {
         let mut out = Vec::new();
         for (name, _order) in self.settings.component_list(setting)? {
@@ -311,7 +370,7 @@ impl Crawler {
                     reason: format!("no {kind} is registered under this name"),
                 }));
             };
-            match factory(self) {
+            match factory(&self.ctx) {
                 Ok(c) => out.push((name, c)),
                 Err(f) if f.check::<NotConfigured>() => {
                     log::debug!("{kind} {name} not configured: {f}")
@@ -360,6 +419,30 @@ impl Crawler {
             .cloned()
     }
 
+    /// Builds the dupefilter named by `DUPEFILTER_CLASS`.
+    ///
+    /// # Errors
+    ///
+    /// No dupefilter of that name, or it cannot be built.
+    pub fn build_dupefilter(&self) -> Result<Box<dyn DupeFilter>, Failure> {
+        let name = self
+            .settings
+            .get_str("DUPEFILTER_CLASS")?
+            .unwrap_or_default();
+        let factory = self
+            .registry
+            .dupefilters
+            .get(&super::settings::normalize_component(&name))
+            .cloned()
+            .ok_or_else(|| {
+                Failure::new(ComponentError {
+                    name: name.clone(),
+                    reason: "no dupefilter is registered under this name".into(),
+                })
+            })?;
+        factory(&self.ctx)
+    }
+
     /// Runs the crawl: builds the engine, opens the spider and starts. The Deferred
     /// fires when the engine has stopped (the spider closed).
     pub fn crawl(self: &Rc<Self>) -> Deferred<()> {
@@ -368,14 +451,16 @@ impl Crawler {
             Err(f) => return crate::defer::fail(f),
         };
         *self.engine.borrow_mut() = Some(engine.clone());
-        if let Err(f) = engine.open_spider(true) {
-            return crate::defer::fail(f);
-        }
         let me = self.clone();
-        let done = engine.start();
+        let e = engine.clone();
+        let done: Deferred<()> = engine.open_spider(true).then(move |r| match r {
+            Ok(()) => crate::defer::Step::Wait(e.start()),
+            Err(f) => crate::defer::Step::Done(Err(f)),
+        });
         done.add_both(move |r| {
             // Break the crawler <-> engine cycle.
             me.engine.borrow_mut().take();
+            me.ctx.engine_handle().set(None);
             r
         });
         done
@@ -393,7 +478,7 @@ impl Crawler {
 impl fmt::Debug for Crawler {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Crawler")
-            .field("spider", &self.spider_name)
+            .field("spider", &self.spider_name())
             .field("settings", &self.settings)
             .finish()
     }

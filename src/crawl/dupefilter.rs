@@ -1,6 +1,13 @@
-//! `RFPDupeFilter`: an in-memory set of request fingerprints (the 20 bytes, not hex
-//! strings), with Scrapy's logging: the first duplicate is logged with "no more
-//! duplicates will be shown", every one with `DUPEFILTER_DEBUG`.
+//! Dupefilters (`DUPEFILTER_CLASS`): the [`DupeFilter`] seam and Scrapy's two built-ins,
+//! [`BaseDupeFilter`] (filters nothing) and [`RfpDupeFilter`] (an in-memory set of
+//! request fingerprints — the 20 bytes, not hex strings — with Scrapy's logging: the
+//! first duplicate is logged with "no more duplicates will be shown", every one with
+//! `DUPEFILTER_DEBUG`).
+//!
+//! The contract is asynchronous where it must be: `request_seen` answers at once
+//! ([`Seen::New`], [`Seen::Duplicate`]) when the answer is local, or with a
+//! [`Seen::Later`] Deferred when it is not (a Redis `SADD`); `open` and `close` return
+//! Deferreds. The memory filter never allocates a Deferred.
 
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -8,8 +15,57 @@ use std::hash::{BuildHasherDefault, Hasher};
 use super::fingerprint::{FingerprintOptions, fingerprint};
 use super::request::Request;
 use super::settings::Settings;
-use super::stats::Stats;
-use crate::defer::Failure;
+use super::stats::StatsCollector;
+use crate::defer::{Deferred, Failure};
+
+/// A dupefilter's answer to "was this request seen?".
+#[derive(Debug)]
+pub enum Seen {
+    /// Not seen before (and now recorded).
+    New,
+    /// Seen before: drop it.
+    Duplicate,
+    /// The answer comes later: `true` means seen before.
+    Later(Deferred<bool>),
+}
+
+/// What a dupefilter does (Scrapy's `BaseDupeFilter` interface).
+pub trait DupeFilter {
+    /// The spider is opening.
+    fn open(&mut self) -> Deferred<()> {
+        crate::defer::succeed(())
+    }
+
+    /// Whether `request` was seen before; records it if not.
+    fn request_seen(&mut self, request: &Request) -> Seen;
+
+    /// The spider is closing with `reason`.
+    fn close(&mut self, reason: &str) -> Deferred<()> {
+        let _ = reason;
+        crate::defer::succeed(())
+    }
+
+    /// Logs a filtered request and counts it (`dupefilter/filtered`).
+    fn log(&mut self, request: &Request, stats: &dyn StatsCollector) {
+        let _ = request;
+        stats.inc("dupefilter/filtered");
+    }
+
+    /// Fingerprints held, when the filter knows (for monitoring and memory reports).
+    fn fingerprint_count(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// Scrapy's `BaseDupeFilter`: every request is new.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct BaseDupeFilter;
+
+impl DupeFilter for BaseDupeFilter {
+    fn request_seen(&mut self, _request: &Request) -> Seen {
+        Seen::New
+    }
+}
 
 /// Hashes a fingerprint by its first 8 bytes: SHA1 output is already uniform.
 #[derive(Default, Debug)]
@@ -56,28 +112,31 @@ impl RfpDupeFilter {
         })
     }
 
-    /// Whether the request was seen before; records it if not.
-    pub fn request_seen(&mut self, request: &Request) -> bool {
-        !self.seen.insert(fingerprint(request, &self.options))
-    }
-
     /// Records a fingerprint computed elsewhere; `true` if it was already there.
     pub fn seen_fingerprint(&mut self, fp: [u8; 20]) -> bool {
         !self.seen.insert(fp)
     }
 
     /// How many fingerprints are stored.
-    pub fn len(&self) -> usize {
+    pub fn fingerprints(&self) -> usize {
         self.seen.len()
     }
+}
 
-    /// Whether no fingerprint is stored.
-    pub fn is_empty(&self) -> bool {
-        self.seen.is_empty()
+impl DupeFilter for RfpDupeFilter {
+    fn request_seen(&mut self, request: &Request) -> Seen {
+        if self.seen.insert(fingerprint(request, &self.options)) {
+            Seen::New
+        } else {
+            Seen::Duplicate
+        }
     }
 
-    /// Logs a filtered request and counts it (`dupefilter/filtered`).
-    pub fn log(&mut self, request: &Request, stats: &Stats) {
+    fn fingerprint_count(&self) -> Option<usize> {
+        Some(self.seen.len())
+    }
+
+    fn log(&mut self, request: &Request, stats: &dyn StatsCollector) {
         if self.debug {
             let referer = request.headers().get_str("referer").unwrap_or("None");
             log::debug!("Filtered duplicate request: {request} (referer: {referer})");
@@ -89,7 +148,4 @@ impl RfpDupeFilter {
         }
         stats.inc("dupefilter/filtered");
     }
-
-    /// The crawl ended.
-    pub fn close(&mut self, _reason: &str) {}
 }

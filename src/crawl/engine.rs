@@ -22,7 +22,7 @@
 //!   close it with a reason (`CloseSpider`), and idleness is checked again after it.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::{Rc, Weak};
@@ -33,7 +33,9 @@ use super::downloader::middleware::DownloadOutput;
 use super::errors::{CloseSpider, DontCloseSpider, IgnoreRequest};
 use super::request::Request;
 use super::response::Response;
-use super::scheduler::{IS_START_REQUEST, Scheduler, SchedulerContext};
+use super::scheduler::{
+    Enqueued, IS_START_REQUEST, NextRequest, Scheduler, SchedulerContext, Waker,
+};
 use super::scraper::Scraper;
 use super::signals::{Signal, SignalArgs};
 use super::spider::Output;
@@ -49,7 +51,14 @@ pub struct EngineSlot {
     inprogress: RefCell<HashSet<u64>>,
     close_if_idle: bool,
     nextcall: CallLaterOnce,
-    scheduler: RefCell<Box<dyn Scheduler>>,
+    /// Taken out while the engine calls it, so a re-entrant call finds it busy
+    /// instead of a held borrow.
+    scheduler: RefCell<Option<Box<dyn Scheduler>>>,
+    /// Requests `crawl`ed while the scheduler was busy (a re-entrant call from the
+    /// scheduler or its dupefilter): handed over when the outer call returns.
+    backlog: RefCell<VecDeque<Request>>,
+    /// Enqueue answers still to come (`Enqueued::Later`): the spider is not idle.
+    enqueue_pending: Cell<usize>,
     heartbeat: LoopingCall,
 }
 
@@ -94,16 +103,48 @@ impl EngineSlot {
         self.closing.borrow().is_some()
     }
 
-    /// Whether the scheduler reports pending requests.
+    /// Whether the scheduler reports pending requests (a busy scheduler, or requests
+    /// waiting in the backlog, count as pending).
     pub fn scheduler_has_pending(&self) -> bool {
-        self.scheduler
-            .try_borrow()
-            .is_ok_and(|s| s.has_pending_requests())
+        if !self.backlog.borrow().is_empty() || self.enqueue_pending.get() > 0 {
+            return true;
+        }
+        match self.scheduler.try_borrow() {
+            Ok(s) => s.as_ref().is_none_or(|s| s.has_pending_requests()),
+            Err(_) => true,
+        }
     }
 
     /// Requests waiting in the scheduler.
     pub fn scheduler_len(&self) -> usize {
-        self.scheduler.try_borrow().map_or(0, |s| s.len())
+        self.backlog.borrow().len()
+            + self
+                .scheduler
+                .try_borrow()
+                .ok()
+                .and_then(|s| s.as_ref().map(|s| s.len()))
+                .unwrap_or(0)
+    }
+
+    /// Runs `f` on the scheduler with no borrow held; `None` when it is busy (this is
+    /// a re-entrant call) or gone.
+    fn with_scheduler<R>(&self, f: impl FnOnce(&mut dyn Scheduler) -> R) -> Option<R> {
+        let mut taken = self.scheduler.try_borrow_mut().ok()?.take()?;
+        /// Puts the scheduler back even if `f` panics.
+        struct Restore<'a>(
+            &'a RefCell<Option<Box<dyn Scheduler>>>,
+            Option<Box<dyn Scheduler>>,
+        );
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                if let (Ok(mut slot), Some(s)) = (self.0.try_borrow_mut(), self.1.take()) {
+                    *slot = Some(s);
+                }
+            }
+        }
+        let r = f(&mut *taken);
+        drop(Restore(&self.scheduler, Some(taken)));
+        Some(r)
     }
 
     /// The scheduling loop's coalescing switch.
@@ -168,7 +209,7 @@ impl ExecutionEngine {
                 return Err(f);
             }
         };
-        Ok(Rc::new_cyclic(|me| Self {
+        let engine = Rc::new_cyclic(|me| Self {
             crawler: Rc::downgrade(crawler),
             downloader,
             scraper,
@@ -186,7 +227,13 @@ impl ExecutionEngine {
             }),
             start_loop_running: Cell::new(false),
             me: me.clone(),
-        }))
+        });
+        let ops: Rc<dyn super::context::EngineOps> = engine.clone();
+        crawler
+            .context()
+            .engine_handle()
+            .set(Some(Rc::downgrade(&ops)));
+        Ok(engine)
     }
 
     fn crawler(&self) -> Option<Rc<Crawler>> {
@@ -218,13 +265,32 @@ impl ExecutionEngine {
         self.state.borrow().start.is_some()
     }
 
-    /// Opens the spider: creates the scheduler and the slot, opens the scraper, sends
-    /// `spider_opened`.
-    ///
-    /// # Errors
-    ///
-    /// A spider is already open, or the scheduler or a pipeline cannot open.
-    pub fn open_spider(&self, close_if_idle: bool) -> Result<(), Failure> {
+    /// Opens the spider: creates the scheduler and the slot, waits for the scheduler
+    /// (and the stats collector) to open, opens the scraper, sends `spider_opened`.
+    /// The Deferred fails when a spider is already open, or the scheduler or a
+    /// pipeline cannot open.
+    pub fn open_spider(&self, close_if_idle: bool) -> Deferred<()> {
+        match self.open_spider_sync(close_if_idle) {
+            Ok(opening) => {
+                let me = self.me.clone();
+                opening.then(move |r| {
+                    let Some(e) = me.upgrade() else {
+                        return crate::defer::Step::Done(Err(Failure::msg("the engine is gone")));
+                    };
+                    crate::defer::Step::Done(match r {
+                        Ok(()) => e.finish_open(),
+                        Err(f) => {
+                            e.abandon_open();
+                            Err(f)
+                        }
+                    })
+                })
+            }
+            Err(f) => crate::defer::fail(f),
+        }
+    }
+
+    fn open_spider_sync(&self, close_if_idle: bool) -> Result<Deferred<()>, Failure> {
         let crawler = self
             .crawler()
             .ok_or_else(|| Failure::msg("the crawler is gone"))?;
@@ -236,19 +302,27 @@ impl ExecutionEngine {
         let factory = crawler
             .scheduler_factory(&scheduler_name)
             .ok_or_else(|| Failure::msg(format!("unknown SCHEDULER {scheduler_name:?}")))?;
-        let mut scheduler = factory(
-            &crawler,
-            SchedulerContext {
-                activity: self.downloader.activity(),
-            },
-        )?;
-        scheduler.open()?;
         let me = self.me.clone();
         let nextcall = CallLaterOnce::new(crawler.clock(), move || {
             if let Some(e) = me.upgrade() {
                 e.start_scheduled_requests();
             }
         });
+        let wake = {
+            let nc = nextcall.clone();
+            Waker::new(move || nc.schedule(0.0))
+        };
+        let dupefilter_of = crawler
+            .rc()
+            .ok_or_else(|| Failure::msg("the crawler is gone"))?;
+        let scheduler = factory(
+            crawler.context(),
+            SchedulerContext {
+                activity: self.downloader.activity(),
+                wake,
+                dupefilter: Rc::new(move || dupefilter_of.build_dupefilter()),
+            },
+        )?;
         let nc = nextcall.clone();
         let heartbeat = LoopingCall::new(crawler.clock(), move || {
             nc.schedule(0.0);
@@ -259,7 +333,9 @@ impl ExecutionEngine {
             inprogress: RefCell::new(HashSet::new()),
             close_if_idle,
             nextcall,
-            scheduler: RefCell::new(scheduler),
+            scheduler: RefCell::new(Some(scheduler)),
+            backlog: RefCell::new(VecDeque::new()),
+            enqueue_pending: Cell::new(0),
             heartbeat,
         });
         let start = {
@@ -274,10 +350,31 @@ impl ExecutionEngine {
         };
         {
             let mut st = self.state.borrow_mut();
-            st.slot = Some(slot);
-            st.spider_open = true;
+            st.slot = Some(slot.clone());
             st.start = Some(start);
         }
+        let scheduler_open = slot
+            .with_scheduler(|s| s.open())
+            .unwrap_or_else(|| crate::defer::fail(Failure::msg("the scheduler is busy")));
+        let stats = crawler.stats.clone();
+        Ok(scheduler_open.then(move |r| match r {
+            Ok(()) => crate::defer::Step::Wait(stats.open()),
+            Err(f) => crate::defer::Step::Done(Err(f)),
+        }))
+    }
+
+    /// The scheduler could not open: forget the slot.
+    fn abandon_open(&self) {
+        let mut st = self.state.borrow_mut();
+        st.slot = None;
+        st.start = None;
+    }
+
+    fn finish_open(&self) -> Result<(), Failure> {
+        let crawler = self
+            .crawler()
+            .ok_or_else(|| Failure::msg("the crawler is gone"))?;
+        self.state.borrow_mut().spider_open = true;
         let me = self.me.clone();
         self.scraper.open_spider(Rc::new(move |request: Request| {
             if let Some(e) = me.upgrade() {
@@ -439,19 +536,22 @@ impl ExecutionEngine {
     }
 
     fn start_scheduled_request(&self, slot: &Rc<EngineSlot>) -> bool {
-        let next = match slot.scheduler.try_borrow_mut() {
-            Ok(mut s) => s.next_request(),
-            Err(_) => {
-                log::error!("the scheduler is busy (re-entrant call)");
+        let Some(next) = slot.with_scheduler(|s| s.next_request()) else {
+            // Busy: this pass runs inside a scheduler call; the outer call's pass
+            // (or the backlog drain) follows.
+            return false;
+        };
+        self.drain_backlog(slot);
+        let request = match next {
+            NextRequest::Ready(r) => r,
+            NextRequest::Empty => {
+                if let Some(c) = self.crawler() {
+                    c.signals
+                        .send_catch_log(Signal::SchedulerEmpty, SignalArgs::None);
+                }
                 return false;
             }
-        };
-        let Some(request) = next else {
-            if let Some(c) = self.crawler() {
-                c.signals
-                    .send_catch_log(Signal::SchedulerEmpty, SignalArgs::None);
-            }
-            return false;
+            NextRequest::Pending => return false,
         };
         let id = self.next_id();
         let original = request.clone();
@@ -578,7 +678,7 @@ impl ExecutionEngine {
         slot.nextcall.schedule(0.0);
     }
 
-    fn schedule_request(&self, slot: &EngineSlot, request: Request) {
+    fn schedule_request(&self, slot: &Rc<EngineSlot>, request: Request) {
         let Some(crawler) = self.crawler() else {
             return;
         };
@@ -592,24 +692,79 @@ impl ExecutionEngine {
         {
             return;
         }
-        let (accepted, dropped) = match slot.scheduler.try_borrow_mut() {
-            Ok(mut s) => {
-                let copy = crawler
-                    .signals
-                    .has_receivers(Signal::RequestDropped)
-                    .then(|| request.clone());
-                let ok = s.enqueue_request(request);
-                (ok, copy)
+        let copy = crawler
+            .signals
+            .has_receivers(Signal::RequestDropped)
+            .then(|| request.clone());
+        let mut request = Some(request);
+        let answer = slot.with_scheduler(|s| {
+            request
+                .take()
+                .map_or(Enqueued::Accepted, |r| s.enqueue_request(r))
+        });
+        let Some(answer) = answer else {
+            // Re-entrant (the scheduler or its dupefilter called `crawl`): queue it
+            // for when the outer call returns. Nothing is lost.
+            if let Some(r) = request {
+                slot.backlog.borrow_mut().push_back(r);
             }
-            Err(_) => {
-                log::error!("the scheduler is busy (re-entrant enqueue): {request} lost");
-                return;
-            }
+            return;
         };
-        if !accepted && let Some(r) = dropped {
-            crawler
-                .signals
-                .send_catch_log(Signal::RequestDropped, SignalArgs::Request { request: &r });
+        match answer {
+            Enqueued::Accepted => {}
+            Enqueued::Dropped => {
+                if let Some(r) = copy {
+                    crawler.signals.send_catch_log(
+                        Signal::RequestDropped,
+                        SignalArgs::Request { request: &r },
+                    );
+                }
+            }
+            Enqueued::Later(d) => {
+                let weak = Rc::downgrade(&crawler);
+                let nextcall = slot.nextcall.clone();
+                slot.enqueue_pending.set(slot.enqueue_pending.get() + 1);
+                let s = slot.clone();
+                d.add_both(move |r| {
+                    s.enqueue_pending
+                        .set(s.enqueue_pending.get().saturating_sub(1));
+                    match r {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            if let (Some(c), Some(r)) = (weak.upgrade(), copy) {
+                                c.signals.send_catch_log(
+                                    Signal::RequestDropped,
+                                    SignalArgs::Request { request: &r },
+                                );
+                            }
+                        }
+                        Err(f) => {
+                            log::error!("Error while scheduling a request:\n{}", f.describe());
+                            if let Some(c) = weak.upgrade() {
+                                c.stats.inc("scheduler/enqueue_errors");
+                            }
+                        }
+                    }
+                    // Every completion path schedules the next pass.
+                    nextcall.schedule(0.0);
+                    Ok(false)
+                });
+            }
+        }
+        self.drain_backlog(slot);
+    }
+
+    /// Hands the requests `crawl`ed during a scheduler call to the scheduler.
+    fn drain_backlog(&self, slot: &Rc<EngineSlot>) {
+        loop {
+            let next = slot.backlog.borrow_mut().pop_front();
+            let Some(r) = next else { break };
+            if slot.scheduler.try_borrow().is_ok_and(|s| s.is_none()) {
+                // Still busy (we are inside its call): the outer call drains.
+                slot.backlog.borrow_mut().push_front(r);
+                break;
+            }
+            self.schedule_request(slot, r);
         }
     }
 
@@ -744,25 +899,37 @@ impl ExecutionEngine {
     }
 
     fn finish_close(&self, reason: &str) {
+        let closed = self
+            .slot()
+            .and_then(|slot| slot.with_scheduler(|s| s.close(reason)))
+            .unwrap_or_else(|| crate::defer::succeed(()));
+        let me = self.me.clone();
+        let reason = reason.to_owned();
+        closed.add_both(move |r| {
+            if let Err(f) = r {
+                log::error!("Scheduler close failure:\n{}", f.describe());
+            }
+            if let Some(e) = me.upgrade() {
+                e.after_scheduler_closed(&reason);
+            }
+            Ok(())
+        });
+    }
+
+    fn after_scheduler_closed(&self, reason: &str) {
         let Some(crawler) = self.crawler() else {
             return;
         };
-        if let Some(slot) = self.slot() {
-            match slot.scheduler.try_borrow_mut() {
-                Ok(mut s) => {
-                    if let Err(f) = s.close(reason) {
-                        log::error!("Scheduler close failure:\n{}", f.describe());
-                    }
-                }
-                Err(_) => log::error!("the scheduler is busy: not closed"),
-            }
-        }
         crawler
             .signals
             .send_catch_log(Signal::SpiderClosed, SignalArgs::SpiderClosed { reason });
         if crawler.settings.get_bool("STATS_DUMP").unwrap_or(true) {
             log::info!("Dumping trawl stats:\n{}", crawler.stats.format_dump());
         }
+        crawler.stats.close(reason).add_errback(|f| {
+            log::error!("Stats collector close failure:\n{}", f.describe());
+            Ok(())
+        });
         log::info!("Spider closed ({reason})");
         {
             let mut st = self.state.borrow_mut();
@@ -832,5 +999,41 @@ impl ExecutionEngine {
 impl fmt::Debug for ExecutionEngine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.status_line())
+    }
+}
+
+impl super::context::EngineOps for ExecutionEngine {
+    fn crawl(&self, request: Request) {
+        ExecutionEngine::crawl(self, request);
+    }
+
+    fn download(&self, request: Request) -> Deferred<Response> {
+        ExecutionEngine::download(self, request)
+    }
+
+    fn close_spider(&self, reason: &str) -> Deferred<()> {
+        ExecutionEngine::close_spider(self, reason)
+    }
+
+    fn pause(&self) {
+        ExecutionEngine::pause(self);
+    }
+
+    fn unpause(&self) {
+        ExecutionEngine::unpause(self);
+    }
+
+    fn schedule_pass(&self) {
+        if let Some(slot) = self.slot() {
+            slot.nextcall.schedule(0.0);
+        }
+    }
+
+    fn downloader(&self) -> Rc<Downloader> {
+        self.downloader.clone()
+    }
+
+    fn status_line(&self) -> String {
+        ExecutionEngine::status_line(self)
     }
 }

@@ -19,6 +19,7 @@
 //! and never the distributed or CLI layers.
 
 mod canonical;
+pub mod context;
 pub mod crawler;
 pub mod crawlspider;
 pub mod downloader;
@@ -46,6 +47,7 @@ pub mod stats;
 use std::rc::Rc;
 
 pub use canonical::canonicalize_url;
+pub use context::{CrawlContext, EngineOps};
 pub use crawler::{Crawler, Registry};
 pub use crawlspider::{CrawlSpider, Rule};
 pub use item::Item;

@@ -141,6 +141,7 @@ fn defaults() -> Vec<(&'static str, Value)> {
             }),
         ),
         ("DOWNLOADER_STATS", json!(true)),
+        ("DUPEFILTER_CLASS", json!("trawl.RFPDupeFilter")),
         ("DUPEFILTER_DEBUG", json!(false)),
         ("ENGINE_MONITOR_INTERVAL", json!(0)),
         ("EXTENSIONS", json!({})),
@@ -221,6 +222,7 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("ROBOTSTXT_USER_AGENT", Value::Null),
         ("SCHEDULER", json!("trawl.Scheduler")),
         ("SCHEDULER_DEBUG", json!(false)),
+        ("SCHEDULER_DISK_QUEUE", json!("trawl.LifoDiskQueue")),
         ("SCHEDULER_MEMORY_QUEUE", json!("trawl.LifoMemoryQueue")),
         (
             "SCHEDULER_PRIORITY_QUEUE",
@@ -241,6 +243,7 @@ fn defaults() -> Vec<(&'static str, Value)> {
                 "trawl.DepthMiddleware": 900
             }),
         ),
+        ("STATS_CLASS", json!("trawl.MemoryStatsCollector")),
         ("STATS_DUMP", json!(true)),
         ("URLLENGTH_LIMIT", json!(2083)),
         (

@@ -146,6 +146,13 @@ pub trait Spider {
         let _ = settings;
     }
 
+    /// Called once with the crawl's context (Scrapy's `spider.crawler`): settings,
+    /// signals, stats, clock and the engine handle. A spider that connects to signals
+    /// (`spider_idle` for a Redis-fed spider) keeps a weak reference.
+    fn set_context(&mut self, ctx: &std::rc::Rc<super::context::CrawlContext>) {
+        let _ = ctx;
+    }
+
     /// Called when the spider has been opened.
     fn opened(&mut self) {}
 

@@ -1,46 +1,84 @@
-//! The stats collector with Scrapy's key names (`downloader/request_count`,
+//! Stats collectors (`STATS_CLASS`) with Scrapy's key names (`downloader/request_count`,
 //! `item_scraped_count`, `finish_reason`...), dumped at close like Scrapy's
 //! "Dumping Scrapy stats".
+//!
+//! [`StatsCollector`] is the seam (Scrapy's `StatsCollector` API); the built-ins are
+//! [`MemoryStatsCollector`] (the default) and [`DummyStatsCollector`] (keeps nothing).
+//! A collector that writes elsewhere (a Redis hash shared by many workers) implements
+//! the trait; `open`/`close` return Deferreds so it can connect and flush.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+#[cfg(test)]
+use std::rc::Rc;
 
+use crate::defer::Deferred;
 use crate::util::FxHashMap;
 use std::fmt;
 
 use serde_json::Value;
 
-/// The stats of one crawl. Keys sort as in Scrapy's pretty-printed dump.
-#[derive(Default)]
-pub struct Stats {
-    values: RefCell<FxHashMap<String, Value>>,
-}
+/// What a stats collector does. Every method takes `&self` (collectors are shared by
+/// every component of a crawl).
+pub trait StatsCollector {
+    /// A stat's value.
+    fn get_value(&self, key: &str) -> Option<Value>;
 
-impl Stats {
-    /// No stats.
-    pub fn new() -> Self {
-        Self::default()
-    }
+    /// Every stat, sorted by key.
+    fn get_stats(&self) -> BTreeMap<String, Value>;
+
+    /// Sets a stat.
+    fn set_value(&self, key: &str, value: Value);
 
     /// Adds `n` to an integer stat (created at 0).
-    pub fn inc_value(&self, key: &str, n: i64) {
-        let mut v = self.values.borrow_mut();
-        match v.get_mut(key) {
-            Some(Value::Number(num)) => {
-                let cur = num.as_i64().unwrap_or(0);
-                *num = (cur + n).into();
-            }
-            _ => {
-                v.insert(key.to_owned(), n.into());
-            }
-        }
+    fn inc_value(&self, key: &str, n: i64);
+
+    /// Keeps the larger of the stat and `value`.
+    fn max_value(&self, key: &str, value: i64);
+
+    /// Keeps the smaller of the stat and `value`.
+    fn min_value(&self, key: &str, value: i64);
+
+    /// Forgets every stat.
+    fn clear(&self);
+
+    /// The spider opened (Scrapy's `open_spider`).
+    fn open(&self) -> Deferred<()> {
+        crate::defer::succeed(())
+    }
+
+    /// The spider closed (Scrapy's `close_spider`): persist, flush.
+    fn close(&self, reason: &str) -> Deferred<()> {
+        let _ = reason;
+        crate::defer::succeed(())
     }
 
     /// Increments by one.
-    pub fn inc(&self, key: &str) {
+    fn inc(&self, key: &str) {
         self.inc_value(key, 1);
     }
 
+    /// An integer stat (0 when absent).
+    fn get_int(&self, key: &str) -> i64 {
+        self.get_value(key).and_then(|v| v.as_i64()).unwrap_or(0)
+    }
+
+    /// The dump as Scrapy prints it: one `'key': value` per line in braces.
+    fn format_dump(&self) -> String {
+        let v = self.get_stats();
+        let mut out = String::from("{");
+        for (i, (k, val)) in v.iter().enumerate() {
+            if i > 0 {
+                out.push_str(",\n ");
+            }
+            out.push_str(&format!("'{k}': {val}"));
+        }
+        out.push('}');
+        out
+    }
+}
+
+impl dyn StatsCollector {
     /// Increments `prefix` + `suffix` by one, building the key in a reused buffer (no
     /// allocation once the stat exists): `inc_joined("downloader/response_status_count/", 200)`.
     pub fn inc_joined(&self, prefix: &str, suffix: impl std::fmt::Display) {
@@ -56,16 +94,46 @@ impl Stats {
             self.inc_value(&k, 1);
         });
     }
+}
 
-    /// Sets a stat.
-    pub fn set_value(&self, key: &str, value: impl Into<Value>) {
-        self.values
-            .borrow_mut()
-            .insert(key.to_owned(), value.into());
+impl fmt::Debug for dyn StatsCollector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.format_dump())
+    }
+}
+
+/// Scrapy's `MemoryStatsCollector`: the stats of one crawl in memory.
+#[derive(Default)]
+pub struct MemoryStatsCollector {
+    values: RefCell<FxHashMap<String, Value>>,
+}
+
+impl MemoryStatsCollector {
+    /// No stats.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl StatsCollector for MemoryStatsCollector {
+    fn inc_value(&self, key: &str, n: i64) {
+        let mut v = self.values.borrow_mut();
+        match v.get_mut(key) {
+            Some(Value::Number(num)) => {
+                let cur = num.as_i64().unwrap_or(0);
+                *num = (cur + n).into();
+            }
+            _ => {
+                v.insert(key.to_owned(), n.into());
+            }
+        }
     }
 
-    /// Keeps the larger of the stat and `value`.
-    pub fn max_value(&self, key: &str, value: i64) {
+    fn set_value(&self, key: &str, value: Value) {
+        self.values.borrow_mut().insert(key.to_owned(), value);
+    }
+
+    fn max_value(&self, key: &str, value: i64) {
         let mut v = self.values.borrow_mut();
         let cur = v.get(key).and_then(Value::as_i64);
         if cur.is_none_or(|c| value > c) {
@@ -73,8 +141,7 @@ impl Stats {
         }
     }
 
-    /// Keeps the smaller of the stat and `value`.
-    pub fn min_value(&self, key: &str, value: i64) {
+    fn min_value(&self, key: &str, value: i64) {
         let mut v = self.values.borrow_mut();
         let cur = v.get(key).and_then(Value::as_i64);
         if cur.is_none_or(|c| value < c) {
@@ -82,13 +149,11 @@ impl Stats {
         }
     }
 
-    /// A stat's value.
-    pub fn get_value(&self, key: &str) -> Option<Value> {
+    fn get_value(&self, key: &str) -> Option<Value> {
         self.values.borrow().get(key).cloned()
     }
 
-    /// An integer stat (0 when absent).
-    pub fn get_int(&self, key: &str) -> i64 {
+    fn get_int(&self, key: &str) -> i64 {
         self.values
             .borrow()
             .get(key)
@@ -96,8 +161,7 @@ impl Stats {
             .unwrap_or(0)
     }
 
-    /// Every stat, sorted by key.
-    pub fn get_stats(&self) -> BTreeMap<String, Value> {
+    fn get_stats(&self) -> BTreeMap<String, Value> {
         self.values
             .borrow()
             .iter()
@@ -105,28 +169,63 @@ impl Stats {
             .collect()
     }
 
-    /// Forgets every stat.
-    pub fn clear(&self) {
+    fn clear(&self) {
         self.values.borrow_mut().clear();
-    }
-
-    /// The dump as Scrapy prints it: one `'key': value` per line in braces.
-    pub fn format_dump(&self) -> String {
-        let v = self.get_stats();
-        let mut out = String::from("{");
-        for (i, (k, val)) in v.iter().enumerate() {
-            if i > 0 {
-                out.push_str(",\n ");
-            }
-            out.push_str(&format!("'{k}': {val}"));
-        }
-        out.push('}');
-        out
     }
 }
 
-impl fmt::Debug for Stats {
+impl fmt::Debug for MemoryStatsCollector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.format_dump())
+    }
+}
+
+/// Scrapy's `DummyStatsCollector`: keeps nothing (`STATS_CLASS` for the fastest crawls).
+#[derive(Debug, Default)]
+pub struct DummyStatsCollector;
+
+impl StatsCollector for DummyStatsCollector {
+    fn get_value(&self, _key: &str) -> Option<Value> {
+        None
+    }
+
+    fn get_stats(&self) -> BTreeMap<String, Value> {
+        BTreeMap::new()
+    }
+
+    fn set_value(&self, _key: &str, _value: Value) {}
+
+    fn inc_value(&self, _key: &str, _n: i64) {}
+
+    fn max_value(&self, _key: &str, _value: i64) {}
+
+    fn min_value(&self, _key: &str, _value: i64) {}
+
+    fn clear(&self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_and_dummy_collectors() {
+        let m: Rc<dyn StatsCollector> = Rc::new(MemoryStatsCollector::new());
+        m.inc("a");
+        m.inc_value("a", 2);
+        m.inc_joined("status/", 200);
+        m.max_value("max", 3);
+        m.max_value("max", 1);
+        m.min_value("min", 3);
+        m.min_value("min", 1);
+        m.set_value("s", Value::from("x"));
+        assert_eq!(m.get_int("a"), 3);
+        assert_eq!(m.get_int("status/200"), 1);
+        assert_eq!((m.get_int("max"), m.get_int("min")), (3, 1));
+        assert!(m.format_dump().contains("'s': \"x\""));
+        let d: Rc<dyn StatsCollector> = Rc::new(DummyStatsCollector);
+        d.inc("a");
+        assert_eq!(d.get_int("a"), 0);
+        assert!(d.get_stats().is_empty());
     }
 }

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use bytes::Bytes;
 
 use crate::client::http::{HttpClient, HttpClientConfig, HttpRequest};
-use crate::crawl::crawler::Crawler;
+use crate::crawl::context::CrawlContext;
 use crate::crawl::response::ResponseBuilder;
 use crate::crawl::{Request, Response};
 use crate::defer::{Deferred, Failure};
@@ -40,7 +40,7 @@ impl HttpHandler {
     /// # Errors
     ///
     /// No reactor (a test without I/O), or invalid settings.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         let reactor = crawler
             .reactor()
             .ok_or_else(|| Failure::msg("the HTTP download handler needs a reactor"))?;

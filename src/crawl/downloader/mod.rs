@@ -187,7 +187,7 @@ impl Downloader {
                     "no download handler is registered as {name:?} (scheme {scheme})"
                 )));
             };
-            match factory(crawler) {
+            match factory(crawler.context()) {
                 Ok(h) => {
                     built.insert(name, h.clone());
                     handlers.insert(scheme, h);

@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use serde_json::Value;
 
-use crate::crawl::crawler::Crawler;
+use crate::crawl::context::CrawlContext;
 use crate::crawl::errors::NotConfigured;
 use crate::crawl::item::Item;
 use crate::crawl::signals::{Signal, SignalArgs};
@@ -177,7 +177,7 @@ pub struct FeedExporter {
 }
 
 impl FeedExporter {
-    pub(super) fn install(crawler: &Rc<Crawler>) -> Result<Rc<Self>, Failure> {
+    pub(super) fn install(crawler: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
         let s = &crawler.settings;
         let default_fields: Option<Vec<String>> = match s.get("FEED_EXPORT_FIELDS") {
             Some(_) => Some(

@@ -9,7 +9,8 @@ use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
-use super::crawler::{Crawler, Registry};
+use super::context::CrawlContext;
+use super::crawler::Registry;
 use super::errors::{DropItem, NotConfigured};
 use super::signals::{Signal, SignalArgs};
 use crate::defer::Failure;
@@ -81,7 +82,7 @@ pub struct CoreStats {
 }
 
 impl CoreStats {
-    fn install(crawler: &Rc<Crawler>) -> Rc<Self> {
+    fn install(crawler: &Rc<CrawlContext>) -> Rc<Self> {
         let me = Rc::new(Self {
             start: Cell::new(0.0),
         });
@@ -89,7 +90,7 @@ impl CoreStats {
         crawler.signals.connect(Signal::SpiderOpened, move |_| {
             if let Some(c) = c.upgrade() {
                 m.start.set(c.clock().seconds());
-                c.stats.set_value("start_time", wall_clock_iso());
+                c.stats.set_value("start_time", wall_clock_iso().into());
             }
             Ok(())
         });
@@ -97,10 +98,12 @@ impl CoreStats {
         crawler.signals.connect(Signal::SpiderClosed, move |args| {
             if let (Some(c), SignalArgs::SpiderClosed { reason }) = (c.upgrade(), args) {
                 let elapsed = c.clock().seconds() - m.start.get();
-                c.stats.set_value("finish_time", wall_clock_iso());
-                c.stats
-                    .set_value("elapsed_time_seconds", (elapsed * 1e6).round() / 1e6);
-                c.stats.set_value("finish_reason", *reason);
+                c.stats.set_value("finish_time", wall_clock_iso().into());
+                c.stats.set_value(
+                    "elapsed_time_seconds",
+                    ((elapsed * 1e6).round() / 1e6).into(),
+                );
+                c.stats.set_value("finish_reason", (*reason).into());
             }
             Ok(())
         });
@@ -147,7 +150,7 @@ pub struct LogStats {
 }
 
 impl LogStats {
-    fn install(crawler: &Rc<Crawler>) -> Result<Rc<Self>, Failure> {
+    fn install(crawler: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
         let interval = crawler.settings.get_duration("LOGSTATS_INTERVAL")?;
         if interval <= 0.0 {
             return Err(Failure::new(NotConfigured("LOGSTATS_INTERVAL is 0".into())));
@@ -201,7 +204,7 @@ pub struct CloseSpider {
 }
 
 impl CloseSpider {
-    fn install(crawler: &Rc<Crawler>) -> Result<Rc<Self>, Failure> {
+    fn install(crawler: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
         let s = &crawler.settings;
         let timeout = s.get_duration("CLOSESPIDER_TIMEOUT")?;
         let counts = [
@@ -280,7 +283,7 @@ pub struct EngineMonitor {
 }
 
 impl EngineMonitor {
-    fn install(crawler: &Rc<Crawler>) -> Result<Rc<Self>, Failure> {
+    fn install(crawler: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
         let interval = crawler.settings.get_duration("ENGINE_MONITOR_INTERVAL")?;
         if interval <= 0.0 {
             return Err(Failure::new(NotConfigured(
@@ -296,7 +299,7 @@ impl EngineMonitor {
             let Some(crawler) = c.upgrade() else {
                 return Ok(());
             };
-            let weak: Weak<Crawler> = Rc::downgrade(&crawler);
+            let weak: Weak<CrawlContext> = Rc::downgrade(&crawler);
             let m2 = m.clone();
             let lc = LoopingCall::new(crawler.clock(), move || {
                 if let Some(engine) = weak.upgrade().and_then(|c| c.engine()) {

@@ -16,7 +16,7 @@
 
 use std::rc::{Rc, Weak};
 
-use crate::crawl::crawler::Crawler;
+use crate::crawl::context::CrawlContext;
 use crate::crawl::errors::NotConfigured;
 use crate::crawl::signals::{Signal, SignalArgs};
 use crate::crawl::{Request, Response};
@@ -25,7 +25,7 @@ use crate::defer::Failure;
 /// The AutoThrottle extension.
 #[derive(Debug)]
 pub struct AutoThrottle {
-    crawler: Weak<Crawler>,
+    crawler: Weak<CrawlContext>,
     target_concurrency: f64,
     min_delay: f64,
     max_delay: f64,
@@ -41,7 +41,7 @@ impl AutoThrottle {
     ///
     /// [`NotConfigured`] when disabled; an invalid setting (a target concurrency that
     /// is not positive).
-    pub fn install(crawler: &Rc<Crawler>) -> Result<Rc<Self>, Failure> {
+    pub fn install(crawler: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
         let s = &crawler.settings;
         if !s.get_bool("AUTOTHROTTLE_ENABLED")? {
             return Err(Failure::new(NotConfigured(

@@ -24,7 +24,7 @@ use url::Url;
 use crate::client::base64;
 use crate::client::http::proxy_authorization;
 use crate::crawl::Request;
-use crate::crawl::crawler::Crawler;
+use crate::crawl::context::CrawlContext;
 use crate::crawl::downloader::middleware::{DownloaderMiddleware, RequestOutcome};
 use crate::crawl::errors::NotConfigured;
 use crate::defer::Failure;
@@ -96,7 +96,7 @@ impl HttpAuthMiddleware {
     /// # Errors
     ///
     /// An invalid setting.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         let s = &crawler.settings;
         let first = |a: &str, b: &str| -> Result<Option<String>, Failure> {
             Ok(match s.get_str(a)? {
@@ -252,7 +252,7 @@ impl HttpProxyMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         if !crawler.settings.get_bool("HTTPPROXY_ENABLED")? {
             return Err(Failure::new(NotConfigured(
                 "HTTPPROXY_ENABLED is off".into(),

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::rc::{Rc, Weak};
 
-use crate::crawl::crawler::Crawler;
+use crate::crawl::context::CrawlContext;
 use crate::crawl::downloader::middleware::{
     DownloaderMiddleware, ExceptionOutcome, RequestOutcome, ResponseOutcome,
 };
@@ -18,7 +18,7 @@ use crate::defer::Failure;
 /// to every request, callbacks or not.)
 #[derive(Debug)]
 pub struct OffsiteMiddleware {
-    crawler: Weak<Crawler>,
+    crawler: Weak<CrawlContext>,
     domains: Vec<String>,
     seen: std::cell::RefCell<HashSet<String>>,
 }
@@ -29,7 +29,7 @@ impl OffsiteMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] without allowed domains.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         let mut domains = Vec::new();
         for d in crawler.allowed_domains() {
             let d = d.trim().trim_start_matches('.').to_ascii_lowercase();
@@ -100,7 +100,7 @@ impl DownloadTimeoutMiddleware {
     /// # Errors
     ///
     /// An invalid setting.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         Ok(Self {
             timeout: crawler.settings.get_duration("DOWNLOAD_TIMEOUT")?,
         })
@@ -130,7 +130,7 @@ impl DefaultHeadersMiddleware {
     /// # Errors
     ///
     /// A malformed setting.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         let map = crawler.settings.get_dict("DEFAULT_REQUEST_HEADERS")?;
         let headers = map
             .into_iter()
@@ -165,7 +165,7 @@ impl UserAgentMiddleware {
     /// # Errors
     ///
     /// A malformed setting.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         Ok(Self {
             user_agent: crawler.settings.get_str("USER_AGENT")?.unwrap_or_default(),
         })
@@ -187,7 +187,7 @@ impl DownloaderMiddleware for UserAgentMiddleware {
 /// (`downloader/request_count`, `downloader/response_status_count/200`...).
 #[derive(Debug)]
 pub struct DownloaderStats {
-    crawler: Weak<Crawler>,
+    crawler: Weak<CrawlContext>,
 }
 
 impl DownloaderStats {
@@ -196,7 +196,7 @@ impl DownloaderStats {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         if !crawler.settings.get_bool("DOWNLOADER_STATS")? {
             return Err(Failure::new(NotConfigured(
                 "DOWNLOADER_STATS is off".into(),

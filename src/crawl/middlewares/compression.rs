@@ -10,7 +10,7 @@
 
 use std::rc::{Rc, Weak};
 
-use crate::crawl::crawler::Crawler;
+use crate::crawl::context::CrawlContext;
 use crate::crawl::downloader::middleware::{DownloaderMiddleware, RequestOutcome, ResponseOutcome};
 use crate::crawl::errors::NotConfigured;
 use crate::crawl::{Request, Response};
@@ -22,7 +22,7 @@ pub const ACCEPTED_ENCODINGS: &str = "gzip, deflate, br";
 /// Sends `Accept-Encoding` and counts decoded responses.
 #[derive(Debug)]
 pub struct HttpCompressionMiddleware {
-    crawler: Weak<Crawler>,
+    crawler: Weak<CrawlContext>,
 }
 
 impl HttpCompressionMiddleware {
@@ -31,7 +31,7 @@ impl HttpCompressionMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         if !crawler.settings.get_bool("COMPRESSION_ENABLED")? {
             return Err(Failure::new(NotConfigured(
                 "COMPRESSION_ENABLED is off".into(),

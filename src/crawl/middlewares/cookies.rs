@@ -20,7 +20,7 @@ use std::rc::Rc;
 use cookie_store::{CookieStore, RawCookie};
 use url::Url;
 
-use crate::crawl::crawler::Crawler;
+use crate::crawl::context::CrawlContext;
 use crate::crawl::downloader::middleware::{DownloaderMiddleware, RequestOutcome, ResponseOutcome};
 use crate::crawl::errors::NotConfigured;
 use crate::crawl::{Request, Response};
@@ -127,7 +127,7 @@ impl CookiesMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         let s = &crawler.settings;
         if !s.get_bool("COOKIES_ENABLED")? {
             return Err(Failure::new(NotConfigured("COOKIES_ENABLED is off".into())));

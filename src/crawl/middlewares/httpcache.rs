@@ -38,7 +38,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::retry::failure_reason;
-use crate::crawl::crawler::Crawler;
+use crate::crawl::context::CrawlContext;
 use crate::crawl::downloader::middleware::{
     DownloaderMiddleware, ExceptionOutcome, RequestOutcome, ResponseOutcome,
 };
@@ -444,7 +444,7 @@ impl FilesystemCacheStorage {
 
 /// The cache middleware.
 pub struct HttpCacheMiddleware {
-    crawler: Weak<Crawler>,
+    crawler: Weak<CrawlContext>,
     policy: Box<dyn CachePolicy>,
     storage: FilesystemCacheStorage,
     ignore_missing: bool,
@@ -477,7 +477,7 @@ impl HttpCacheMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled; an unknown policy or storage; invalid settings.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         let s = &crawler.settings;
         if !s.get_bool("HTTPCACHE_ENABLED")? {
             return Err(Failure::new(NotConfigured(

@@ -29,7 +29,7 @@ use serde_json::Value;
 use url::Url;
 
 use super::referer::{ReferrerPolicy, fix_redirect_referer};
-use crate::crawl::crawler::Crawler;
+use crate::crawl::context::CrawlContext;
 use crate::crawl::downloader::middleware::{DownloaderMiddleware, ResponseOutcome};
 use crate::crawl::errors::{IgnoreRequest, NotConfigured};
 use crate::crawl::request::Method;
@@ -102,7 +102,7 @@ fn handled_status(request: &Request, status: u16) -> bool {
 /// The redirect bookkeeping shared by both middlewares (Scrapy's `_redirect`).
 #[derive(Debug)]
 struct Redirector {
-    crawler: Weak<Crawler>,
+    crawler: Weak<CrawlContext>,
     max_times: i64,
     priority_adjust: i32,
     /// The default referrer policy, when the Referer middleware is on.
@@ -110,7 +110,7 @@ struct Redirector {
 }
 
 impl Redirector {
-    fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         let s = &crawler.settings;
         Ok(Self {
             crawler: Rc::downgrade(crawler),
@@ -203,7 +203,7 @@ impl RedirectMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled; invalid settings.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         if !crawler.settings.get_bool("REDIRECT_ENABLED")? {
             return Err(Failure::new(NotConfigured(
                 "REDIRECT_ENABLED is off".into(),
@@ -277,7 +277,7 @@ impl MetaRefreshMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled; invalid settings.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         let s = &crawler.settings;
         if !s.get_bool("METAREFRESH_ENABLED")? || !s.get_bool("REDIRECT_ENABLED")? {
             return Err(Failure::new(NotConfigured(

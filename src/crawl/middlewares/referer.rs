@@ -12,7 +12,7 @@ use std::rc::Rc;
 
 use url::Url;
 
-use crate::crawl::crawler::Crawler;
+use crate::crawl::context::CrawlContext;
 use crate::crawl::errors::NotConfigured;
 use crate::crawl::spider::Output;
 use crate::crawl::spidermw::SpiderMiddleware;
@@ -170,7 +170,7 @@ pub fn fix_redirect_referer(request: &mut Request, default: ReferrerPolicy) {
 /// # Errors
 ///
 /// An unknown policy name.
-pub fn default_policy(crawler: &Crawler) -> Result<Option<ReferrerPolicy>, Failure> {
+pub fn default_policy(crawler: &CrawlContext) -> Result<Option<ReferrerPolicy>, Failure> {
     let s = &crawler.settings;
     if !s.get_bool("REFERER_ENABLED")? {
         return Ok(None);
@@ -193,7 +193,7 @@ impl RefererMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled; an unknown policy.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         match default_policy(crawler)? {
             Some(default) => Ok(Self { default }),
             None => Err(Failure::new(NotConfigured("REFERER_ENABLED is off".into()))),

@@ -11,13 +11,13 @@ use std::rc::{Rc, Weak};
 
 use serde_json::Value;
 
-use crate::crawl::crawler::Crawler;
+use crate::crawl::context::CrawlContext;
 use crate::crawl::downloader::middleware::{
     DownloaderMiddleware, ExceptionOutcome, ResponseOutcome,
 };
 use crate::crawl::errors::NotConfigured;
 use crate::crawl::settings::Settings;
-use crate::crawl::stats::Stats;
+use crate::crawl::stats::StatsCollector;
 use crate::crawl::{Request, Response};
 use crate::defer::Failure;
 use crate::proto::http1::status_message;
@@ -66,7 +66,7 @@ pub struct RetryOptions {
 pub fn get_retry_request(
     request: &Request,
     settings: &Settings,
-    stats: &Stats,
+    stats: &dyn StatsCollector,
     reason: &str,
     options: &RetryOptions,
 ) -> Option<Request> {
@@ -102,7 +102,7 @@ pub fn get_retry_request(
 /// Retries failed downloads and responses with retryable statuses.
 #[derive(Debug)]
 pub struct RetryMiddleware {
-    crawler: Weak<Crawler>,
+    crawler: Weak<CrawlContext>,
     codes: Vec<u16>,
     exceptions: Vec<String>,
 }
@@ -113,7 +113,7 @@ impl RetryMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled; an invalid setting.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         let s = &crawler.settings;
         if !s.get_bool("RETRY_ENABLED")? {
             return Err(Failure::new(NotConfigured("RETRY_ENABLED is off".into())));
@@ -143,7 +143,7 @@ impl RetryMiddleware {
         get_retry_request(
             request,
             &c.settings,
-            &c.stats,
+            &*c.stats,
             reason,
             &RetryOptions::default(),
         )
@@ -199,7 +199,7 @@ mod tests {
     #[test]
     fn retry_request_counts_and_gives_up() {
         let settings = Settings::new();
-        let stats = Stats::new();
+        let stats = crate::crawl::stats::MemoryStatsCollector::new();
         let r = Request::get("http://a.test/")
             .expect("url")
             .with_priority(5);

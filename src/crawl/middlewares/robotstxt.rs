@@ -27,7 +27,7 @@ use std::rc::{Rc, Weak};
 use url::Url;
 
 use super::retry::failure_reason;
-use crate::crawl::crawler::Crawler;
+use crate::crawl::context::CrawlContext;
 use crate::crawl::downloader::middleware::{DownloaderMiddleware, RequestOutcome};
 use crate::crawl::errors::{IgnoreRequest, NotConfigured};
 use crate::crawl::robots::RobotsTxt;
@@ -48,7 +48,7 @@ enum Entry {
 
 /// Obeys robots.txt.
 pub struct RobotsTxtMiddleware {
-    crawler: Weak<Crawler>,
+    crawler: Weak<CrawlContext>,
     user_agent: String,
     crawl_delay: bool,
     retry_interval: f64,
@@ -82,7 +82,7 @@ impl RobotsTxtMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when `ROBOTSTXT_OBEY` is off; invalid settings.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Rc<Self>, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
         let s = &crawler.settings;
         if !s.get_bool("ROBOTSTXT_OBEY")? {
             return Err(Failure::new(NotConfigured("ROBOTSTXT_OBEY is off".into())));

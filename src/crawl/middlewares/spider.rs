@@ -3,7 +3,7 @@
 use std::fmt;
 use std::rc::{Rc, Weak};
 
-use crate::crawl::crawler::Crawler;
+use crate::crawl::context::CrawlContext;
 use crate::crawl::errors::NotConfigured;
 use crate::crawl::spider::Output;
 use crate::crawl::spidermw::SpiderMiddleware;
@@ -37,7 +37,7 @@ impl std::error::Error for HttpError {}
 /// `httperror/response_ignored_status_count/<code>`.
 #[derive(Debug)]
 pub struct HttpErrorMiddleware {
-    crawler: Weak<Crawler>,
+    crawler: Weak<CrawlContext>,
     allow_all: bool,
     allowed: Vec<i64>,
 }
@@ -48,7 +48,7 @@ impl HttpErrorMiddleware {
     /// # Errors
     ///
     /// Invalid settings.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         Ok(Self {
             crawler: Rc::downgrade(crawler),
             allow_all: crawler.settings.get_bool("HTTPERROR_ALLOW_ALL")?,
@@ -106,7 +106,7 @@ impl SpiderMiddleware for HttpErrorMiddleware {
 /// `urllength/request_ignored_count`.
 #[derive(Debug)]
 pub struct UrlLengthMiddleware {
-    crawler: Weak<Crawler>,
+    crawler: Weak<CrawlContext>,
     limit: usize,
 }
 
@@ -116,7 +116,7 @@ impl UrlLengthMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when the limit is 0.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         let limit = crawler.settings.get_usize("URLLENGTH_LIMIT")?;
         if limit == 0 {
             return Err(Failure::new(NotConfigured("URLLENGTH_LIMIT is 0".into())));
@@ -154,7 +154,7 @@ impl SpiderMiddleware for UrlLengthMiddleware {
 /// `DEPTH_STATS_VERBOSE`, `request_depth_count/<n>`).
 #[derive(Debug)]
 pub struct DepthMiddleware {
-    crawler: Weak<Crawler>,
+    crawler: Weak<CrawlContext>,
     max_depth: i64,
     priority: i64,
     verbose: bool,
@@ -166,7 +166,7 @@ impl DepthMiddleware {
     /// # Errors
     ///
     /// Invalid settings.
-    pub fn from_crawler(crawler: &Rc<Crawler>) -> Result<Self, Failure> {
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         let s = &crawler.settings;
         Ok(Self {
             crawler: Rc::downgrade(crawler),

@@ -1,0 +1,173 @@
+//! [`CrawlContext`]: what every component of a crawl may reach — settings, signals,
+//! stats, the clock, the reactor, the spider's name and domains, and an
+//! [`EngineHandle`] with the few engine operations a component may use.
+//!
+//! The wiring (building components from settings, owning the spider and the engine) is
+//! [`Crawler`](super::Crawler)'s; components get this context, never the crawler, and
+//! never the engine itself: `tests/layering.rs` holds middlewares, extensions,
+//! schedulers and dupefilters to it. A spider gets the same context
+//! ([`Spider::set_context`](super::Spider::set_context)), so a Redis-fed spider can
+//! connect to `spider_idle`.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::rc::{Rc, Weak};
+
+use super::downloader::Downloader;
+use super::request::Request;
+use super::response::Response;
+use super::settings::Settings;
+use super::signals::Signals;
+use super::stats::StatsCollector;
+use crate::defer::{Deferred, Failure};
+use crate::reactor::{Clock, ReactorHandle};
+
+/// The engine operations components may use (Scrapy's `crawler.engine.*` calls from
+/// middlewares and extensions).
+pub trait EngineOps {
+    /// Schedules a request (`engine.crawl`).
+    fn crawl(&self, request: Request);
+
+    /// Downloads outside the scheduler (`engine.download`): the robots.txt middleware.
+    fn download(&self, request: Request) -> Deferred<Response>;
+
+    /// Closes the spider with `reason` (`engine.close_spider`).
+    fn close_spider(&self, reason: &str) -> Deferred<()>;
+
+    /// Pauses the scheduling loop.
+    fn pause(&self);
+
+    /// Resumes the scheduling loop.
+    fn unpause(&self);
+
+    /// Asks for a scheduling pass soon (`slot.nextcall.schedule()`): what a scheduler
+    /// calls when a request it had no answer for arrives.
+    fn schedule_pass(&self);
+
+    /// The downloader (its slots: AutoThrottle, Crawl-delay).
+    fn downloader(&self) -> Rc<Downloader>;
+
+    /// A one-line state report.
+    fn status_line(&self) -> String;
+}
+
+/// A weak handle on the running engine; empty before the engine exists and after it
+/// is gone.
+#[derive(Default)]
+pub struct EngineHandle(RefCell<Option<Weak<dyn EngineOps>>>);
+
+impl EngineHandle {
+    /// The engine, while it runs.
+    pub fn get(&self) -> Option<Rc<dyn EngineOps>> {
+        self.0.borrow().as_ref().and_then(Weak::upgrade)
+    }
+
+    pub(crate) fn set(&self, engine: Option<Weak<dyn EngineOps>>) {
+        *self.0.borrow_mut() = engine;
+    }
+}
+
+impl fmt::Debug for EngineHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.get().is_some() {
+            "EngineHandle(running)"
+        } else {
+            "EngineHandle(none)"
+        })
+    }
+}
+
+/// One crawl's shared context.
+pub struct CrawlContext {
+    /// The settings (frozen once the crawl is set up).
+    pub settings: Settings,
+    /// The signal manager.
+    pub signals: Signals,
+    /// The stats collector (`STATS_CLASS`).
+    pub stats: Rc<dyn StatsCollector>,
+    clock: Clock,
+    reactor: Option<ReactorHandle>,
+    spider_name: String,
+    allowed_domains: Vec<String>,
+    engine: EngineHandle,
+}
+
+impl CrawlContext {
+    /// A context; the engine handle starts empty.
+    pub fn new(
+        settings: Settings,
+        stats: Rc<dyn StatsCollector>,
+        clock: Clock,
+        reactor: Option<ReactorHandle>,
+        spider_name: String,
+        allowed_domains: Vec<String>,
+    ) -> Self {
+        Self {
+            settings,
+            signals: Signals::new(),
+            stats,
+            clock,
+            reactor,
+            spider_name,
+            allowed_domains,
+            engine: EngineHandle::default(),
+        }
+    }
+
+    /// The clock every timer of this crawl runs on.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The reactor, when the crawl does real I/O.
+    pub fn reactor(&self) -> Option<&ReactorHandle> {
+        self.reactor.as_ref()
+    }
+
+    /// The spider's name.
+    pub fn spider_name(&self) -> &str {
+        &self.spider_name
+    }
+
+    /// The spider's allowed domains.
+    pub fn allowed_domains(&self) -> &[String] {
+        &self.allowed_domains
+    }
+
+    /// The engine, while it runs.
+    pub fn engine(&self) -> Option<Rc<dyn EngineOps>> {
+        self.engine.get()
+    }
+
+    /// The engine handle (the wiring sets it).
+    pub fn engine_handle(&self) -> &EngineHandle {
+        &self.engine
+    }
+
+    /// Closes the spider through the engine, if it runs (a no-op otherwise).
+    pub fn close_spider(&self, reason: &str) {
+        if let Some(e) = self.engine() {
+            let _ = e.close_spider(reason);
+        }
+    }
+
+    /// The reactor, or an error naming what needs it.
+    ///
+    /// # Errors
+    ///
+    /// The crawl runs without a reactor (a test with a scripted handler).
+    pub fn require_reactor(&self, what: &str) -> Result<&ReactorHandle, Failure> {
+        self.reactor
+            .as_ref()
+            .ok_or_else(|| Failure::msg(format!("{what} needs a reactor")))
+    }
+}
+
+impl fmt::Debug for CrawlContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CrawlContext")
+            .field("spider", &self.spider_name)
+            .field("engine", &self.engine)
+            .finish()
+    }
+}

@@ -1,0 +1,448 @@
+//! Request queues: the [`RequestQueue`] seam, the memory queues (LIFO and FIFO,
+//! Scrapy's `LifoMemoryQueue` / `FifoMemoryQueue`) and the priority queues built on any
+//! downstream queue (Scrapy's `ScrapyPriorityQueue` and `DownloaderAwarePriorityQueue`).
+//!
+//! A priority queue asks a [`QueueFactory`] for one downstream queue per
+//! ([`QueueKey`]) slot, priority and kind (start requests wait in their own queues), so
+//! the same priority logic runs over memory queues and over disk queues (JOBDIR).
+//! Settings select them by name: `SCHEDULER_MEMORY_QUEUE`,
+//! `SCHEDULER_START_MEMORY_QUEUE`, `SCHEDULER_PRIORITY_QUEUE` (Scrapy's names; the
+//! `scrapy.squeues.…` / `scrapy.pqueues.…` paths are accepted too).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::fmt;
+use std::rc::Rc;
+
+use super::IS_START_REQUEST;
+use crate::crawl::downloader::{SlotActivity, slot_key};
+use crate::crawl::request::Request;
+use crate::crawl::settings::normalize_component;
+use crate::defer::Failure;
+
+/// A queue of requests (Scrapy's queue interface: `push`, `pop`, `len`, `close`).
+/// Memory queues never fail; disk queues report I/O and decoding errors.
+pub trait RequestQueue {
+    /// Adds a request.
+    ///
+    /// # Errors
+    ///
+    /// The queue cannot store it (disk full, encoding failed): the scheduler falls back
+    /// to memory and counts it.
+    fn push(&mut self, request: Request) -> Result<(), Failure>;
+
+    /// Takes the next request.
+    ///
+    /// # Errors
+    ///
+    /// A stored request cannot be read back.
+    fn pop(&mut self) -> Result<Option<Request>, Failure>;
+
+    /// Requests held.
+    fn len(&self) -> usize;
+
+    /// Whether no request is held.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The crawl is closing (a disk queue flushes and writes its state).
+    ///
+    /// # Errors
+    ///
+    /// The state cannot be written.
+    fn close(&mut self) -> Result<(), Failure> {
+        Ok(())
+    }
+}
+
+/// Which downstream queue a priority queue asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueKey<'a> {
+    /// The download slot (downloader-aware queues), else `None`.
+    pub slot: Option<&'a str>,
+    /// The request priority.
+    pub priority: i32,
+    /// Whether it holds requests from `start()`.
+    pub start: bool,
+}
+
+/// Builds one downstream queue.
+pub type QueueFactory = Rc<dyn Fn(&QueueKey<'_>) -> Result<Box<dyn RequestQueue>, Failure>>;
+
+/// A memory queue: LIFO (depth-first, Scrapy's default) or FIFO.
+#[derive(Debug)]
+pub struct MemoryQueue {
+    items: VecDeque<Request>,
+    lifo: bool,
+}
+
+impl MemoryQueue {
+    /// An empty queue.
+    pub fn new(lifo: bool) -> Self {
+        Self {
+            items: VecDeque::new(),
+            lifo,
+        }
+    }
+}
+
+impl RequestQueue for MemoryQueue {
+    fn push(&mut self, request: Request) -> Result<(), Failure> {
+        self.items.push_back(request);
+        Ok(())
+    }
+
+    fn pop(&mut self) -> Result<Option<Request>, Failure> {
+        Ok(if self.lifo {
+            self.items.pop_back()
+        } else {
+            self.items.pop_front()
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+}
+
+/// Whether a memory queue class name is LIFO (`LifoMemoryQueue`) or FIFO.
+///
+/// # Errors
+///
+/// An unknown class name.
+pub fn memory_queue_is_lifo(name: &str) -> Result<bool, Failure> {
+    match normalize_component(name).as_str() {
+        "trawl.LifoMemoryQueue" => Ok(true),
+        "trawl.FifoMemoryQueue" => Ok(false),
+        other => Err(Failure::msg(format!(
+            "unknown memory queue {other:?} (LifoMemoryQueue or FifoMemoryQueue)"
+        ))),
+    }
+}
+
+/// The factory of memory queues: `lifo` for ordinary requests, `start_lifo` for
+/// requests from `start()`.
+pub fn memory_queues(lifo: bool, start_lifo: bool) -> QueueFactory {
+    Rc::new(move |key: &QueueKey<'_>| {
+        Ok(
+            Box::new(MemoryQueue::new(if key.start { start_lifo } else { lifo }))
+                as Box<dyn RequestQueue>,
+        )
+    })
+}
+
+/// The queues of one priority: ordinary requests pop before start requests.
+struct Level {
+    normal: Option<Box<dyn RequestQueue>>,
+    start: Option<Box<dyn RequestQueue>>,
+}
+
+impl Level {
+    fn len(&self) -> usize {
+        self.normal.as_ref().map_or(0, |q| q.len()) + self.start.as_ref().map_or(0, |q| q.len())
+    }
+}
+
+/// Scrapy's `ScrapyPriorityQueue`: one downstream queue per priority, highest first; at
+/// one priority, non-start requests before start requests.
+pub struct PriorityQueue {
+    levels: BTreeMap<i32, Level>,
+    factory: QueueFactory,
+    slot: Option<String>,
+    len: usize,
+}
+
+impl PriorityQueue {
+    /// An empty priority queue over `factory`'s queues (`slot` names the download slot
+    /// for a downloader-aware parent).
+    pub fn new(factory: QueueFactory, slot: Option<String>) -> Self {
+        Self {
+            levels: BTreeMap::new(),
+            factory,
+            slot,
+            len: 0,
+        }
+    }
+}
+
+impl RequestQueue for PriorityQueue {
+    fn push(&mut self, request: Request) -> Result<(), Failure> {
+        let priority = request.priority();
+        let start = request.meta().get_bool(IS_START_REQUEST);
+        let level = self.levels.entry(priority).or_insert(Level {
+            normal: None,
+            start: None,
+        });
+        let q = if start {
+            &mut level.start
+        } else {
+            &mut level.normal
+        };
+        if q.is_none() {
+            let key = QueueKey {
+                slot: self.slot.as_deref(),
+                priority,
+                start,
+            };
+            *q = Some((self.factory)(&key)?);
+        }
+        if let Some(q) = q {
+            q.push(request)?;
+            self.len += 1;
+        }
+        Ok(())
+    }
+
+    fn pop(&mut self) -> Result<Option<Request>, Failure> {
+        let Some((&priority, level)) = self.levels.iter_mut().next_back() else {
+            return Ok(None);
+        };
+        let mut r = None;
+        if let Some(q) = level.normal.as_mut() {
+            r = q.pop()?;
+        }
+        if r.is_none()
+            && let Some(q) = level.start.as_mut()
+        {
+            r = q.pop()?;
+        }
+        if level.len() == 0
+            && let Some(mut level) = self.levels.remove(&priority)
+        {
+            for q in [level.normal.as_mut(), level.start.as_mut()]
+                .into_iter()
+                .flatten()
+            {
+                q.close()?;
+            }
+        }
+        if r.is_some() {
+            self.len -= 1;
+        }
+        Ok(r)
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn close(&mut self) -> Result<(), Failure> {
+        let mut first_error = None;
+        for level in self.levels.values_mut() {
+            for q in [level.normal.as_mut(), level.start.as_mut()]
+                .into_iter()
+                .flatten()
+            {
+                if let Err(e) = q.close() {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+impl fmt::Debug for PriorityQueue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PriorityQueue")
+            .field("len", &self.len)
+            .field("priorities", &self.levels.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// Scrapy's `DownloaderAwarePriorityQueue`: one [`PriorityQueue`] per download slot;
+/// pops from the slot with the fewest active downloads, round-robin among ties, so one
+/// busy host cannot starve the others.
+pub struct DownloaderAwareQueue {
+    slots: HashMap<String, PriorityQueue>,
+    /// Slots in round-robin order.
+    order: VecDeque<String>,
+    activity: Rc<SlotActivity>,
+    factory: QueueFactory,
+    len: usize,
+}
+
+impl DownloaderAwareQueue {
+    /// An empty queue reading the downloader's per-slot activity.
+    pub fn new(factory: QueueFactory, activity: Rc<SlotActivity>) -> Self {
+        Self {
+            slots: HashMap::new(),
+            order: VecDeque::new(),
+            activity,
+            factory,
+            len: 0,
+        }
+    }
+}
+
+impl RequestQueue for DownloaderAwareQueue {
+    fn push(&mut self, request: Request) -> Result<(), Failure> {
+        let key = slot_key(&request);
+        if !self.slots.contains_key(&key) {
+            self.order.push_back(key.clone());
+            self.slots.insert(
+                key.clone(),
+                PriorityQueue::new(self.factory.clone(), Some(key.clone())),
+            );
+        }
+        if let Some(q) = self.slots.get_mut(&key) {
+            q.push(request)?;
+            self.len += 1;
+        }
+        Ok(())
+    }
+
+    fn pop(&mut self) -> Result<Option<Request>, Failure> {
+        // The slot with the fewest active downloads; ties go round-robin.
+        let mut best: Option<(usize, usize)> = None;
+        for (pos, key) in self.order.iter().enumerate() {
+            let active = self.activity.active(key);
+            if best.is_none_or(|(a, _)| active < a) {
+                best = Some((active, pos));
+            }
+        }
+        let Some((_, pos)) = best else {
+            return Ok(None);
+        };
+        let Some(key) = self.order.remove(pos) else {
+            return Ok(None);
+        };
+        let Some(q) = self.slots.get_mut(&key) else {
+            return Ok(None);
+        };
+        let r = q.pop()?;
+        if q.is_empty() {
+            if let Some(mut q) = self.slots.remove(&key) {
+                q.close()?;
+            }
+        } else {
+            self.order.push_back(key);
+        }
+        if r.is_some() {
+            self.len -= 1;
+        }
+        Ok(r)
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn close(&mut self) -> Result<(), Failure> {
+        let mut first_error = None;
+        for q in self.slots.values_mut() {
+            if let Err(e) = q.close() {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+impl fmt::Debug for DownloaderAwareQueue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DownloaderAwareQueue")
+            .field("len", &self.len)
+            .field("slots", &self.order)
+            .finish()
+    }
+}
+
+/// Builds the priority queue named by `SCHEDULER_PRIORITY_QUEUE` over `factory`.
+///
+/// # Errors
+///
+/// An unknown class name.
+pub fn priority_queue(
+    name: &str,
+    factory: QueueFactory,
+    activity: Rc<SlotActivity>,
+) -> Result<Box<dyn RequestQueue>, Failure> {
+    match normalize_component(name).as_str() {
+        "trawl.ScrapyPriorityQueue" => Ok(Box::new(PriorityQueue::new(factory, None))),
+        "trawl.DownloaderAwarePriorityQueue" => {
+            Ok(Box::new(DownloaderAwareQueue::new(factory, activity)))
+        }
+        other => Err(Failure::msg(format!(
+            "unknown SCHEDULER_PRIORITY_QUEUE {other:?} (ScrapyPriorityQueue or DownloaderAwarePriorityQueue)"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(url: &str, prio: i32) -> Request {
+        Request::get(url).expect("url").with_priority(prio)
+    }
+
+    fn drain(q: &mut dyn RequestQueue) -> Vec<String> {
+        std::iter::from_fn(|| q.pop().expect("memory queues do not fail"))
+            .map(|r| r.url().path().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn priority_order_lifo_and_start_queues() {
+        let mut q = PriorityQueue::new(memory_queues(true, false), None);
+        for r in [
+            req("http://a/1", 0),
+            req("http://a/2", 0),
+            req("http://a/hi", 5),
+            req("http://a/s1", 0).with_meta(IS_START_REQUEST, true),
+            req("http://a/s2", 0).with_meta(IS_START_REQUEST, true),
+        ] {
+            q.push(r).expect("push");
+        }
+        assert_eq!(q.len(), 5);
+        assert_eq!(drain(&mut q), ["/hi", "/2", "/1", "/s1", "/s2"]);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn downloader_aware_prefers_idle_slots_round_robin() {
+        let activity = Rc::new(SlotActivity::default());
+        let mut q = DownloaderAwareQueue::new(memory_queues(false, false), activity.clone());
+        for host in ["a", "b", "c"] {
+            for i in 0..2 {
+                q.push(req(&format!("http://{host}/{i}"), 0)).expect("push");
+            }
+        }
+        activity.add("a", 3);
+        let hosts: Vec<String> = (0..4)
+            .filter_map(|_| q.pop().expect("pop"))
+            .map(|r| r.url().host_str().unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(
+            hosts,
+            ["b", "c", "b", "c"],
+            "busy slot a waits, b and c alternate"
+        );
+        assert_eq!(
+            q.pop().expect("pop").expect("a request").url().host_str(),
+            Some("a")
+        );
+    }
+
+    #[test]
+    fn the_factory_sees_slot_priority_and_kind() {
+        let seen = Rc::new(std::cell::RefCell::new(Vec::new()));
+        let log = seen.clone();
+        let factory: QueueFactory = Rc::new(move |k: &QueueKey<'_>| {
+            log.borrow_mut()
+                .push((k.slot.map(str::to_owned), k.priority, k.start));
+            Ok(Box::new(MemoryQueue::new(false)) as Box<dyn RequestQueue>)
+        });
+        let mut q = DownloaderAwareQueue::new(factory, Rc::new(SlotActivity::default()));
+        q.push(req("http://a/1", 3)).expect("push");
+        q.push(req("http://a/2", 3)).expect("push");
+        q.push(req("http://b/1", -1).with_meta(IS_START_REQUEST, true))
+            .expect("push");
+        assert_eq!(
+            *seen.borrow(),
+            [(Some("a".into()), 3, false), (Some("b".into()), -1, true)]
+        );
+    }
+}
