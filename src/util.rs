@@ -1,6 +1,7 @@
 //! Small shared helpers with no place in a layer: a fast non-cryptographic hasher for
-//! hot-path maps keyed by short strings (stats keys, per-page link sets). Nothing here
-//! depends on any other module of the crate.
+//! hot-path maps keyed by short strings (stats keys, per-page link sets), and the one
+//! base64 (RFC 4648) of the crate. Nothing here depends on any other module of the
+//! crate. (Percent-decoding is the `percent-encoding` crate's, which `url` brings.)
 
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -65,4 +66,76 @@ pub fn fx_hash(bytes: &[u8]) -> u64 {
     let mut h = FxHasher::default();
     h.write(bytes);
     h.finish()
+}
+
+/// Standard base64 (RFC 4648 §4, with padding): `Basic` credentials, binary request
+/// bodies in JSON.
+pub fn base64_encode(input: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    for chunk in input.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(TABLE[(n >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Decodes base64 in the standard or the URL-safe alphabet (RFC 4648 §4 and §5),
+/// padded or not, ignoring line breaks; `None` on any other character.
+pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() / 4 * 3);
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in s.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' => break,
+            b'\n' | b'\r' => continue,
+            _ => return None,
+        };
+        acc = (acc << 6 | u32::from(v)) & 0xff_ffff;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod base64_tests {
+    use super::{base64_decode, base64_encode};
+
+    #[test]
+    fn rfc4648_vectors_both_ways() {
+        for (input, expected) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64_encode(input.as_bytes()), expected);
+            assert_eq!(base64_decode(expected).as_deref(), Some(input.as_bytes()));
+        }
+        assert_eq!(base64_decode("-_8").as_deref(), Some(&[0xfb, 0xff][..]));
+        assert_eq!(base64_decode("a b"), None);
+    }
 }

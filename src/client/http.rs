@@ -606,36 +606,20 @@ pub fn proxy_authorization(proxy: &Url) -> Option<String> {
     if proxy.username().is_empty() && proxy.password().is_none() {
         return None;
     }
-    let decode = |s: &str| percent_decode(s);
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
     let credentials = format!(
         "{}:{}",
         decode(proxy.username()),
         decode(proxy.password().unwrap_or(""))
     );
-    Some(format!("Basic {}", super::base64(credentials.as_bytes())))
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let (Some(h), Some(l)) = (hex(bytes.get(i + 1)), hex(bytes.get(i + 2)))
-        {
-            out.push(h << 4 | l);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex(b: Option<&u8>) -> Option<u8> {
-    let b = *b?;
-    (b as char).to_digit(16).map(|d| d as u8)
+    Some(format!(
+        "Basic {}",
+        crate::util::base64_encode(credentials.as_bytes())
+    ))
 }
 
 /// Per-request state shared by the timer, the canceller and the connection.

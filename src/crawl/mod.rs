@@ -32,6 +32,7 @@ pub mod item;
 pub mod linkextract;
 pub mod middlewares;
 pub mod pipeline;
+pub mod record;
 pub mod request;
 pub mod response;
 pub mod robots;

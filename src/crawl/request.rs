@@ -85,12 +85,52 @@ impl fmt::Display for Method {
 pub struct Meta(Vec<(MetaKey, Value)>);
 
 /// A meta key: the middlewares' own keys are static strings, so setting them costs no
-/// allocation.
-#[derive(Clone, PartialEq)]
+/// allocation. Keys compare by text, whichever way they are stored.
+#[derive(Clone)]
 enum MetaKey {
     Static(&'static str),
     Owned(Box<str>),
 }
+
+impl PartialEq for MetaKey {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+/// Meta keys trawl's own components set: restored as static keys when a request is
+/// decoded (a record, JSON), so a request read back from a queue is as compact as the
+/// one that was written.
+const KNOWN_META_KEYS: &[&str] = &[
+    "_auth_proxy",
+    "_dont_cache",
+    "_scheme_proxy",
+    "cookiejar",
+    "depth",
+    "dont_cache",
+    "dont_merge_cookies",
+    "dont_obey_robotstxt",
+    "dont_redirect",
+    "dont_retry",
+    "download_delay",
+    "download_latency",
+    "download_maxsize",
+    "download_slot",
+    "download_timeout",
+    "download_warnsize",
+    "handle_httpstatus_all",
+    "handle_httpstatus_list",
+    "is_start_request",
+    "max_retry_times",
+    "not_before",
+    "proxy",
+    "redirect_reasons",
+    "redirect_times",
+    "redirect_ttl",
+    "redirect_urls",
+    "referrer_policy",
+    "retry_times",
+];
 
 impl std::ops::Deref for MetaKey {
     type Target = str;
@@ -134,6 +174,23 @@ impl Meta {
                 None
             }
         }
+    }
+
+    /// Sets `key`, stored without allocation when it is one of trawl's own keys (used
+    /// when decoding requests).
+    pub fn insert_known(&mut self, key: &str, value: impl Into<Value>) -> Option<Value> {
+        match KNOWN_META_KEYS.binary_search(&key) {
+            Ok(i) => self.insert_static(KNOWN_META_KEYS[i], value),
+            Err(_) => self.insert(key, value),
+        }
+    }
+
+    /// Whether `key` is stored as a static string (no allocation): what memory tests
+    /// check on decoded requests.
+    pub fn key_is_static(&self, key: &str) -> bool {
+        self.0
+            .iter()
+            .any(|(k, _)| matches!(k, MetaKey::Static(s) if *s == key))
     }
 
     /// Sets a `'static` key without allocating it.
@@ -217,7 +274,13 @@ impl<'de> Deserialize<'de> for Meta {
         let map = Map::<String, Value>::deserialize(d)?;
         Ok(Self(
             map.into_iter()
-                .map(|(k, v)| (MetaKey::Owned(k.into_boxed_str()), v))
+                .map(|(k, v)| {
+                    let key = match KNOWN_META_KEYS.binary_search(&k.as_str()) {
+                        Ok(i) => MetaKey::Static(KNOWN_META_KEYS[i]),
+                        Err(_) => MetaKey::Owned(k.into_boxed_str()),
+                    };
+                    (key, v)
+                })
                 .collect(),
         ))
     }
@@ -235,7 +298,8 @@ struct Extra {
     encoding: Option<Box<str>>,
 }
 
-/// A request to download: Scrapy's `Request`.
+/// A request to download: Scrapy's `Request`. Two requests are equal when every field
+/// Scrapy keeps is equal (however it is stored).
 ///
 /// # Examples
 ///
@@ -252,7 +316,7 @@ struct Extra {
 /// assert_eq!(back, r);
 /// assert_eq!(back.callback(), Some("parse_item"));
 /// ```
-#[derive(Clone, PartialEq)]
+#[derive(Clone)]
 pub struct Request {
     url: Url,
     method: Method,
@@ -500,6 +564,19 @@ impl Request {
             .unwrap_or("utf-8")
     }
 
+    /// The encoding, when one was set.
+    pub fn explicit_encoding(&self) -> Option<&str> {
+        self.extra.as_ref().and_then(|e| e.encoding.as_deref())
+    }
+
+    /// Replaces the callback keyword arguments.
+    pub fn set_cb_kwargs(&mut self, kwargs: Map<String, Value>) {
+        if kwargs.is_empty() && self.extra.is_none() {
+            return;
+        }
+        self.extra_mut().cb_kwargs = (!kwargs.is_empty()).then(|| Box::new(kwargs));
+    }
+
     /// Sets the encoding.
     pub fn with_encoding(mut self, encoding: &str) -> Self {
         self.extra_mut().encoding = Some(encoding.into());
@@ -524,6 +601,24 @@ impl Request {
         let mut r = self.clone();
         r.url = url;
         r
+    }
+}
+
+impl PartialEq for Request {
+    fn eq(&self, other: &Self) -> bool {
+        self.url == other.url
+            && self.method == other.method
+            && self.callback == other.callback
+            && self.priority == other.priority
+            && self.dont_filter == other.dont_filter
+            && self.meta == other.meta
+            && self.headers() == other.headers()
+            && self.body() == other.body()
+            && self.errback() == other.errback()
+            && self.cb_kwargs() == other.cb_kwargs()
+            && self.flags() == other.flags()
+            && self.cookies() == other.cookies()
+            && self.explicit_encoding() == other.explicit_encoding()
     }
 }
 
@@ -592,7 +687,7 @@ impl Serialize for Request {
         } else {
             match std::str::from_utf8(body) {
                 Ok(text) => (Some(text.to_owned()), None),
-                Err(_) => (None, Some(crate::client::base64(body))),
+                Err(_) => (None, Some(crate::util::base64_encode(body))),
             }
         };
         let headers = extra.map_or_else(Vec::new, |e| {
@@ -636,7 +731,7 @@ impl<'de> Deserialize<'de> for Request {
         let body = match (w.body, w.body_b64) {
             (Some(text), _) => text.into_bytes(),
             (None, Some(b64)) => {
-                base64_decode(&b64).ok_or_else(|| D::Error::custom("bad body_b64"))?
+                crate::util::base64_decode(&b64).ok_or_else(|| D::Error::custom("bad body_b64"))?
             }
             (None, None) => Vec::new(),
         };
@@ -664,34 +759,14 @@ impl<'de> Deserialize<'de> for Request {
     }
 }
 
-fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    let mut acc = 0u32;
-    let mut bits = 0;
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => break,
-            b'\n' | b'\r' => continue,
-            _ => return None,
-        };
-        acc = acc << 6 | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn known_meta_keys_are_sorted() {
+        assert!(KNOWN_META_KEYS.windows(2).all(|w| w[0] < w[1]));
+    }
 
     #[test]
     fn compact_layout() {

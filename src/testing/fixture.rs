@@ -498,26 +498,12 @@ fn redirect(status: u16, location: &str) -> Reply {
     }
 }
 
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
-                && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit) =>
-            {
-                let h = (bytes[i + 1] as char).to_digit(16).unwrap_or(0);
-                let l = (bytes[i + 2] as char).to_digit(16).unwrap_or(0);
-                out.push((h * 16 + l) as u8);
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+/// `application/x-www-form-urlencoded` decoding: `+` is a space, then percent-decoding.
+fn form_decode(s: &str) -> String {
+    let spaced = s.replace('+', " ");
+    percent_encoding::percent_decode_str(&spaced)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 fn compress(encoding: &str, data: &[u8]) -> io::Result<Vec<u8>> {
@@ -862,7 +848,7 @@ impl ServerConn {
             .filter(|kv| !kv.is_empty())
             .map(|kv| {
                 let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-                (percent_decode(k), percent_decode(v))
+                (form_decode(k), form_decode(v))
             })
             .collect();
         Ok(Some(Req {

@@ -155,13 +155,13 @@ impl DownloadHandler for DataUriHandler {
             Some(m) => (m, true),
             None => (meta, false),
         };
-        let decoded = percent_decode_bytes(data.as_bytes());
+        let decoded: Vec<u8> = percent_encoding::percent_decode(data.as_bytes()).collect();
         let body = if base64 {
             let text: String = String::from_utf8_lossy(&decoded)
                 .chars()
                 .filter(|c| !c.is_whitespace())
                 .collect();
-            match base64_decode(&text) {
+            match crate::util::base64_decode(&text) {
                 Some(b) => b,
                 None => return crate::defer::fail(Failure::msg("malformed base64 in data: URL")),
             }
@@ -203,49 +203,6 @@ impl DownloadHandler for FileHandler {
             }
         }
     }
-}
-
-fn percent_decode_bytes(s: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(s.len());
-    let mut i = 0;
-    while i < s.len() {
-        if s[i] == b'%'
-            && let (Some(h), Some(l)) = (
-                s.get(i + 1).and_then(|b| (*b as char).to_digit(16)),
-                s.get(i + 2).and_then(|b| (*b as char).to_digit(16)),
-            )
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(s[i]);
-        i += 1;
-    }
-    out
-}
-
-fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() / 4 * 3);
-    let (mut acc, mut bits) = (0u32, 0);
-    for c in s.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            b'=' => break,
-            _ => return None,
-        };
-        acc = acc << 6 | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
 }
 
 #[cfg(test)]

@@ -21,7 +21,6 @@ use std::rc::Rc;
 
 use url::Url;
 
-use crate::client::base64;
 use crate::client::http::proxy_authorization;
 use crate::crawl::Request;
 use crate::crawl::context::CrawlContext;
@@ -30,7 +29,10 @@ use crate::crawl::errors::NotConfigured;
 use crate::defer::Failure;
 
 fn basic(user: &str, pass: &str) -> String {
-    format!("Basic {}", base64(format!("{user}:{pass}").as_bytes()))
+    format!(
+        "Basic {}",
+        crate::util::base64_encode(format!("{user}:{pass}").as_bytes())
+    )
 }
 
 /// Whether `host` is `domain` or one of its subdomains (w3lib's
