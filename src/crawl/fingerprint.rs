@@ -6,6 +6,8 @@
 //!
 //! [`canonical`]: super::canonical
 
+use sha1::{Digest, Sha1};
+
 use super::request::Request;
 
 pub use super::canonical::{CanonicalizeError, canonicalize_url};
@@ -60,7 +62,7 @@ pub fn fingerprint_json(request: &Request, options: &FingerprintOptions) -> Stri
     let canonical = canonical_url(request, options.keep_fragments);
     let names = header_names(options);
     let headers = included_headers(request, &names);
-    super::canonical::fingerprint_json(
+    json_document(
         request.method().as_str(),
         &canonical,
         request.body(),
@@ -84,7 +86,7 @@ pub fn fingerprint(request: &Request, options: &FingerprintOptions) -> [u8; 20] 
     let canonical = canonical_url(request, options.keep_fragments);
     let names = header_names(options);
     let headers = included_headers(request, &names);
-    super::canonical::fingerprint_bytes(
+    digest(
         request.method().as_str(),
         &canonical,
         request.body(),
@@ -95,4 +97,102 @@ pub fn fingerprint(request: &Request, options: &FingerprintOptions) -> [u8; 20] 
 /// Lower-case hex of a fingerprint.
 pub fn to_hex(fp: &[u8; 20]) -> String {
     fp.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+const HEX_LOWER_DIGITS: &[u8; 16] = b"0123456789abcdef";
+
+pub(crate) fn push_hex(out: &mut String, bytes: &[u8]) {
+    out.reserve(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(HEX_LOWER_DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(HEX_LOWER_DIGITS[usize::from(b & 15)]));
+    }
+}
+
+/// A JSON string as Python's `json.dumps` writes it with `ensure_ascii=True`.
+pub(crate) fn push_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            ' '..='~' => out.push(c),
+            _ => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    out.push_str("\\u");
+                    push_hex(out, &unit.to_be_bytes());
+                }
+            }
+        }
+    }
+    out.push('"');
+}
+
+/// The exact JSON text Scrapy's `fingerprint()` hashes:
+/// `json.dumps({"method", "url", "body", "headers"}, sort_keys=True)` with
+/// the default separators and `ensure_ascii=True`.
+///
+/// `method` is the request method as Scrapy stores it (upper-cased),
+/// `canonical_url` the result of [`canonicalize_url`] (with
+/// `keep_blank_values = true`). `headers` holds, for each header named in
+/// `include_headers` that the request has, its lower-cased name and all its
+/// values in order; they are sorted by name here (a repeated name keeps its
+/// last entry, as a Python dict would).
+pub fn json_document(
+    method: &str,
+    canonical_url: &str,
+    body: &[u8],
+    headers: &[(&[u8], Vec<&[u8]>)],
+) -> String {
+    let mut out = String::with_capacity(64 + canonical_url.len() + body.len() * 2);
+    out.push_str("{\"body\": \"");
+    push_hex(&mut out, body);
+    out.push_str("\", \"headers\": {");
+    let mut order: Vec<&(&[u8], Vec<&[u8]>)> = headers.iter().collect();
+    if !headers.windows(2).all(|w| w[0].0 < w[1].0) {
+        // Stable sort, then keep the last of each name.
+        order.sort_by(|a, b| a.0.cmp(b.0));
+        order.reverse();
+        order.dedup_by(|a, b| a.0 == b.0);
+        order.reverse();
+    }
+    for (i, (name, values)) in order.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push('"');
+        push_hex(&mut out, name);
+        out.push_str("\": [");
+        for (j, value) in values.iter().enumerate() {
+            if j > 0 {
+                out.push_str(", ");
+            }
+            out.push('"');
+            push_hex(&mut out, value);
+            out.push('"');
+        }
+        out.push(']');
+    }
+    out.push_str("}, \"method\": ");
+    push_json_str(&mut out, method);
+    out.push_str(", \"url\": ");
+    push_json_str(&mut out, canonical_url);
+    out.push('}');
+    out
+}
+
+/// Scrapy's request fingerprint: the SHA-1 digest of [`json_document`].
+pub fn digest(
+    method: &str,
+    canonical_url: &str,
+    body: &[u8],
+    headers: &[(&[u8], Vec<&[u8]>)],
+) -> [u8; 20] {
+    Sha1::digest(json_document(method, canonical_url, body, headers).as_bytes()).into()
 }

@@ -12,6 +12,9 @@
 //! holds one while firing Deferreds, because a callback may call straight back into
 //! either of them (write a follow-up request, close the connection).
 
+pub mod connector;
+
+pub use connector::{Connector, ConnectorConfig, Endpoint, ProxyEndpoint, TlsOptions, TunnelError};
 pub mod dns;
 pub mod tcp;
 pub mod tls;
@@ -46,6 +49,13 @@ pub trait Transport {
 
     /// The local address, when connected over a network.
     fn host(&self) -> Option<SocketAddr>;
+
+    /// Hands this connection's bytes to `protocol` from now on and calls its
+    /// `connection_made`.
+    fn attach(&self, protocol: Rc<dyn Protocol>);
+
+    /// Whether the connection is closed (or closing with nothing left to send).
+    fn is_closed(&self) -> bool;
 }
 
 /// What reacts to a connection's events: Twisted's `IProtocol`.

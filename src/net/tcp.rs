@@ -558,6 +558,14 @@ impl IoHandler for TcpTransport {
 }
 
 impl Transport for TcpTransport {
+    fn attach(&self, protocol: Rc<dyn Protocol>) {
+        TcpTransport::attach(self, protocol);
+    }
+
+    fn is_closed(&self) -> bool {
+        TcpTransport::is_closed(self)
+    }
+
     fn write(&self, data: &[u8]) {
         {
             let mut conn = self.conn.borrow_mut();

@@ -7,6 +7,7 @@
 //! assertions, meant for tests.
 
 pub mod fixture;
+mod routes;
 pub mod site;
 pub mod spiders;
 
@@ -92,6 +93,8 @@ pub struct StringTransport {
     paused: Cell<bool>,
     peer: Option<SocketAddr>,
     host: Option<SocketAddr>,
+    protocol: RefCell<Option<Rc<dyn Protocol>>>,
+    me: RefCell<std::rc::Weak<StringTransport>>,
 }
 
 impl StringTransport {
@@ -111,9 +114,34 @@ impl StringTransport {
 
     /// Connects `protocol` to a new transport (calls `connection_made`) and returns it.
     pub fn connect(protocol: &dyn Protocol) -> Rc<Self> {
-        let transport = Rc::new(Self::new());
+        let transport = Self::new_rc();
         protocol.connection_made(transport.clone());
         transport
+    }
+
+    /// A shared transport, ready for [`Transport::attach`] (which needs to hand the
+    /// protocol an `Rc` of it).
+    pub fn new_rc() -> Rc<Self> {
+        let t = Rc::new(Self::new());
+        *t.me.borrow_mut() = Rc::downgrade(&t);
+        t
+    }
+
+    /// Delivers bytes from the peer to the attached protocol.
+    pub fn deliver(&self, data: &[u8]) {
+        let p = self.protocol.borrow().clone();
+        if let Some(p) = p {
+            p.data_received(data);
+        }
+    }
+
+    /// The peer closes: the attached protocol's `connection_lost` with `reason`.
+    pub fn close_from_peer(&self, reason: Failure) {
+        self.disconnecting.set(true);
+        let p = self.protocol.borrow_mut().take();
+        if let Some(p) = p {
+            p.connection_lost(reason);
+        }
     }
 
     /// Everything written so far.
@@ -172,6 +200,18 @@ impl Transport for StringTransport {
 
     fn host(&self) -> Option<SocketAddr> {
         self.host
+    }
+
+    fn attach(&self, protocol: Rc<dyn Protocol>) {
+        *self.protocol.borrow_mut() = Some(protocol.clone());
+        let me = self.me.borrow().upgrade();
+        if let Some(me) = me {
+            protocol.connection_made(me);
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        self.disconnecting.get()
     }
 }
 

@@ -1,0 +1,411 @@
+//! The HTTP/1.1 exchange on one persistent connection, as a [`Protocol`] over any
+//! [`Transport`]: a TCP or TLS socket in a crawl, a `StringTransport` in a test.
+
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+
+use super::types::{HttpResponse, InvalidRequest, ResponseTooLarge};
+use super::{Ctx, Inner, PoolKey, proxy_authorization};
+use crate::defer::Failure;
+use crate::net::{ConnectionLost, Protocol, Transport};
+use crate::proto::decode::{ContentDecoder, DecodeError, Encoding};
+use crate::proto::http1::{Event, HttpError, ResponseHead, ResponseParser, encode_request};
+use crate::reactor::DelayedCall;
+
+/// A persistent HTTP/1.1 connection (one request at a time).
+pub(super) struct Connection {
+    pub(super) transport: Rc<dyn Transport>,
+    pub(super) key: PoolKey,
+    client: Weak<Inner>,
+    st: RefCell<ConnState>,
+    pub(super) idle_timer: RefCell<Option<DelayedCall>>,
+    me: Weak<Connection>,
+}
+
+struct ConnState {
+    ctx: Option<Rc<Ctx>>,
+    parser: ResponseParser,
+    buf: Vec<u8>,
+    head: Option<ResponseHead>,
+    body: Vec<u8>,
+    decoder: Option<ContentDecoder>,
+    decoded_from: Option<String>,
+    any_bytes: bool,
+    reused: bool,
+    sent_at: f64,
+    latency: f64,
+    warned: bool,
+    closed: bool,
+}
+
+/// What `data_received` decided, acted on after its borrow ends.
+enum Outcome {
+    Complete(bool),
+    Fail(Failure),
+}
+
+impl Connection {
+    pub(super) fn new(client: &Rc<Inner>, transport: Rc<dyn Transport>, key: PoolKey) -> Rc<Self> {
+        let conn = Rc::new_cyclic(|me| Self {
+            transport: transport.clone(),
+            key,
+            client: Rc::downgrade(client),
+            st: RefCell::new(ConnState {
+                ctx: None,
+                parser: ResponseParser::new(false),
+                buf: Vec::new(),
+                head: None,
+                body: Vec::new(),
+                decoder: None,
+                decoded_from: None,
+                any_bytes: false,
+                reused: false,
+                sent_at: 0.0,
+                latency: 0.0,
+                warned: false,
+                closed: false,
+            }),
+            idle_timer: RefCell::new(None),
+            me: me.clone(),
+        });
+        transport.attach(conn.clone());
+        conn
+    }
+
+    pub(super) fn cancel_idle_timer(&self) {
+        if let Some(t) = self.idle_timer.borrow_mut().take() {
+            let _ = t.cancel();
+        }
+    }
+
+    fn now(&self) -> f64 {
+        self.client.upgrade().map_or(0.0, |c| c.reactor.seconds())
+    }
+
+    pub(super) fn send(self: &Rc<Self>, ctx: Rc<Ctx>, reused: bool) {
+        let req = &ctx.req;
+        let mut headers = req.headers.clone();
+        let through_proxy = req.proxy.is_some() && !ctx.key.https;
+        let target = if through_proxy {
+            let mut u = req.url.clone();
+            u.set_fragment(None);
+            if let Some(auth) = req.proxy.as_ref().and_then(proxy_authorization)
+                && !headers.contains("proxy-authorization")
+            {
+                headers.append("Proxy-Authorization", auth);
+            }
+            u.to_string()
+        } else {
+            let mut t = req.url.path().to_owned();
+            if let Some(q) = req.url.query() {
+                t.push('?');
+                t.push_str(q);
+            }
+            t
+        };
+        if !through_proxy {
+            // Proxy credentials never go to the origin server.
+            headers.remove("proxy-authorization");
+        }
+        let host = match (req.url.host_str(), req.url.port()) {
+            (Some(h), Some(p)) => format!("{h}:{p}"),
+            (Some(h), None) => h.to_owned(),
+            (None, _) => String::new(),
+        };
+        let mut bytes = Vec::new();
+        if let Err(e) = encode_request(&req.method, &target, &host, &headers, &req.body, &mut bytes)
+        {
+            ctx.fail(Failure::new(InvalidRequest(e.to_string())));
+            if let Some(client) = self.client.upgrade() {
+                client.put_idle(self.clone());
+            }
+            return;
+        }
+        let head_request = req.method == "HEAD";
+        let limits = self
+            .client
+            .upgrade()
+            .map(|c| c.config.limits)
+            .unwrap_or_default();
+        {
+            let mut st = self.st.borrow_mut();
+            st.ctx = Some(ctx.clone());
+            st.parser = ResponseParser::with_limits(head_request, limits);
+            st.buf.clear();
+            st.head = None;
+            st.body = Vec::new();
+            st.decoder = None;
+            st.decoded_from = None;
+            st.any_bytes = false;
+            st.reused = reused;
+            st.warned = false;
+            st.sent_at = self.now();
+        }
+        *ctx.conn.borrow_mut() = Some(self.clone());
+        self.transport.write(&bytes);
+    }
+
+    /// Drops the request and closes the connection (timeout, cancel).
+    pub(super) fn detach_and_abort(&self) {
+        {
+            let mut st = self.st.borrow_mut();
+            st.ctx = None;
+            st.closed = true;
+        }
+        self.transport.abort_connection();
+    }
+
+    pub(super) fn close(&self) {
+        self.st.borrow_mut().closed = true;
+        self.cancel_idle_timer();
+        self.transport.lose_connection();
+    }
+
+    /// Handles one parser event; returns an outcome when the response is finished.
+    fn on_event(st: &mut ConnState, ctx: &Ctx, event: Event<'_>, now: f64) -> Option<Outcome> {
+        match event {
+            Event::Head(head) => {
+                st.latency = now - st.sent_at;
+                let req = &ctx.req;
+                if let Some(expected) = head.content_length() {
+                    if req.maxsize > 0 && expected > req.maxsize {
+                        return Some(Outcome::Fail(Failure::new(ResponseTooLarge {
+                            url: ctx.url(),
+                            size: expected,
+                            limit: req.maxsize,
+                        })));
+                    }
+                    if req.warnsize > 0 && expected > req.warnsize && !st.warned {
+                        st.warned = true;
+                        log::warn!(
+                            "Expected response size ({expected}) larger than download warn size ({}) in request {}.",
+                            req.warnsize,
+                            ctx.url()
+                        );
+                    }
+                }
+                if req.decode_content
+                    && let Some(value) = head.headers.get("content-encoding")
+                    && let Ok(codings) = Encoding::parse_list(value)
+                    && !codings.is_empty()
+                {
+                    let limit = if req.maxsize > 0 {
+                        req.maxsize
+                    } else {
+                        u64::MAX
+                    };
+                    st.decoder = Some(ContentDecoder::new(&codings, limit));
+                    st.decoded_from = Some(String::from_utf8_lossy(value).into_owned());
+                }
+                st.head = Some(head);
+                None
+            }
+            Event::Data(data) => {
+                let req = &ctx.req;
+                let wire = st.parser.body_received();
+                if req.maxsize > 0 && wire > req.maxsize {
+                    return Some(Outcome::Fail(Failure::new(ResponseTooLarge {
+                        url: ctx.url(),
+                        size: wire,
+                        limit: req.maxsize,
+                    })));
+                }
+                match st.decoder.as_mut() {
+                    Some(d) => {
+                        if let Err(e) = d.feed(data, &mut st.body) {
+                            return Some(Outcome::Fail(decode_failure(e, ctx)));
+                        }
+                    }
+                    None => st.body.extend_from_slice(data),
+                }
+                let size = (st.body.len() as u64).max(wire);
+                if req.warnsize > 0 && size > req.warnsize && !st.warned {
+                    st.warned = true;
+                    log::warn!(
+                        "Received ({size}) bytes larger than download warn size ({}) in request {}.",
+                        req.warnsize,
+                        ctx.url()
+                    );
+                }
+                None
+            }
+            Event::End => Some(Outcome::Complete(st.parser.keep_alive())),
+        }
+    }
+
+    fn complete(self: &Rc<Self>, ctx: Rc<Ctx>, keep_alive: bool, flags: Vec<&'static str>) {
+        let (response, reusable) = {
+            let mut st = self.st.borrow_mut();
+            let Some(mut head) = st.head.take() else {
+                drop(st);
+                ctx.fail(Failure::new(HttpError::EmptyResponse));
+                return;
+            };
+            let mut body = std::mem::take(&mut st.body);
+            if let Some(mut d) = st.decoder.take()
+                && let Err(e) = d.finish(&mut body)
+            {
+                drop(st);
+                self.detach_and_abort();
+                ctx.fail(decode_failure(e, &ctx));
+                return;
+            }
+            let decoded_from = st.decoded_from.take();
+            if decoded_from.is_some() {
+                head.headers.remove("content-encoding");
+                head.headers.remove("content-length");
+            }
+            st.ctx = None;
+            let reusable = keep_alive && st.buf.is_empty() && !st.closed;
+            let response = HttpResponse {
+                url: ctx.req.url.clone(),
+                status: head.status,
+                reason: head.reason,
+                headers: head.headers,
+                body,
+                ip: self.transport.peer(),
+                protocol: if head.version == 0 {
+                    "HTTP/1.0"
+                } else {
+                    "HTTP/1.1"
+                },
+                latency: st.latency,
+                decoded_from,
+                wire_bytes: st.parser.body_received(),
+                reused_connection: st.reused,
+                flags,
+            };
+            (response, reusable)
+        };
+        if reusable {
+            if let Some(client) = self.client.upgrade() {
+                client.put_idle(self.clone());
+            }
+        } else {
+            self.close();
+        }
+        ctx.succeed(response);
+    }
+}
+
+fn decode_failure(e: DecodeError, ctx: &Ctx) -> Failure {
+    match e {
+        DecodeError::TooLarge { limit } => Failure::new(ResponseTooLarge {
+            url: ctx.url(),
+            size: limit.saturating_add(1),
+            limit,
+        }),
+        other => Failure::new(other),
+    }
+}
+
+impl Protocol for Connection {
+    fn connection_made(&self, _transport: Rc<dyn Transport>) {}
+
+    fn data_received(&self, data: &[u8]) {
+        let now = self.now();
+        let (ctx, outcome) = {
+            let mut guard = self.st.borrow_mut();
+            let st = &mut *guard;
+            let Some(ctx) = st.ctx.clone() else {
+                // Bytes while idle: the server is confused; do not reuse.
+                st.closed = true;
+                drop(guard);
+                self.transport.lose_connection();
+                return;
+            };
+            st.any_bytes = true;
+            // Parse straight from `data` when nothing is buffered (no copy), otherwise
+            // from the buffer with `data` appended.
+            let mut buffered = std::mem::take(&mut st.buf);
+            let from_buffer = !buffered.is_empty();
+            if from_buffer {
+                buffered.extend_from_slice(data);
+            }
+            let input: &[u8] = if from_buffer { &buffered } else { data };
+            let mut pos = 0;
+            let mut outcome = None;
+            while outcome.is_none() {
+                match st.parser.parse(&input[pos..]) {
+                    Ok((n, event)) => {
+                        let progressed = n > 0 || event.is_some();
+                        if let Some(ev) = event {
+                            outcome = Self::on_event(st, &ctx, ev, now);
+                        }
+                        pos += n;
+                        if !progressed {
+                            break;
+                        }
+                    }
+                    Err(e) => outcome = Some(Outcome::Fail(Failure::new(e))),
+                }
+            }
+            let consumed = pos.min(input.len());
+            if from_buffer {
+                buffered.drain(..consumed);
+            } else {
+                buffered.clear();
+                buffered.extend_from_slice(&data[consumed..]);
+            }
+            st.buf = buffered;
+            (ctx, outcome)
+        };
+        let Some(me) = self.me.upgrade() else { return };
+        match outcome {
+            None => {}
+            Some(Outcome::Complete(keep_alive)) => me.complete(ctx, keep_alive, Vec::new()),
+            Some(Outcome::Fail(f)) => {
+                self.detach_and_abort();
+                ctx.fail(f);
+            }
+        }
+    }
+
+    fn connection_lost(&self, reason: Failure) {
+        let Some(me) = self.me.upgrade() else { return };
+        let (ctx, fin, any_bytes, reused, has_head) = {
+            let mut st = self.st.borrow_mut();
+            st.closed = true;
+            let any = st.any_bytes;
+            let fin = st.parser.finish(any);
+            (st.ctx.clone(), fin, any, st.reused, st.head.is_some())
+        };
+        self.cancel_idle_timer();
+        let Some(ctx) = ctx else {
+            // An idle connection went away.
+            if let Some(client) = self.client.upgrade() {
+                client.forget_idle(&me);
+            }
+            return;
+        };
+        match fin {
+            Ok(_) => me.complete(ctx, false, Vec::new()),
+            Err(HttpError::Incomplete { .. }) if has_head && !ctx.req.fail_on_dataloss => {
+                me.complete(ctx, false, vec!["dataloss"]);
+            }
+            Err(e) => {
+                if !any_bytes && reused && ctx.req.idempotent() && !ctx.retried.get() {
+                    // The pooled connection was dead: retry once on a fresh one.
+                    ctx.retried.set(true);
+                    self.st.borrow_mut().ctx = None;
+                    ctx.conn.borrow_mut().take();
+                    if let Some(client) = self.client.upgrade() {
+                        client.count(|c| c.retries += 1);
+                        client.dispatch(ctx, false);
+                    }
+                    return;
+                }
+                let failure = if any_bytes {
+                    Failure::new(e)
+                } else if reason.check::<crate::net::ConnectionDone>() {
+                    Failure::new(ConnectionLost {
+                        reason: "connection closed before any response byte".into(),
+                    })
+                } else {
+                    reason
+                };
+                ctx.fail(failure);
+            }
+        }
+    }
+}

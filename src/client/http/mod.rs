@@ -1,0 +1,451 @@
+//! The HTTP/1.1 client: what Scrapy's `HTTP11DownloadHandler` does with Twisted's
+//! `Agent` and `HTTPConnectionPool`, on trawl's reactor.
+//!
+//! One request, from [`HttpClient::request`] to its Deferred firing:
+//!
+//! 1. take an idle connection for `(scheme, host, port, proxy)` from the pool, or open
+//!    one: resolve the host on the DNS threads, connect (trying each address), send a
+//!    `CONNECT` first when tunnelling https through a proxy, wrap in TLS for https;
+//! 2. write the request (absolute-form target through a plain http proxy, with
+//!    `Proxy-Authorization` from the proxy URL's credentials);
+//! 3. feed response bytes to [`ResponseParser`]; on the head record `download_latency`,
+//!    check the announced size against `maxsize` (cancelling before any body byte is
+//!    read) and set up content decoding; stream body bytes through the decoder, checking
+//!    `maxsize` on both the wire and the decoded size and warning once past `warnsize`;
+//! 4. at the end, hand a reusable connection back to the pool *before* firing, so the
+//!    callback's next request can take it.
+//!
+//! A timer on the reactor's clock bounds the whole download (`timeout`); cancelling the
+//! Deferred aborts the connection. A reused idle connection that turns out dead before
+//! any response byte is retried once on a fresh connection, for idempotent methods.
+//!
+//! The code is in three parts: this file (the client and its pool: which connection
+//! carries a request, timeouts, cancellation, the dead-connection retry),
+//! `connection.rs` (the exchange on one connection, over any `Transport`), and
+//! `types.rs`. Connecting — DNS, addresses, proxy tunnels, TLS — is
+//! [`crate::net::Connector`]'s; a test may replace it ([`HttpClient::with_connect`]) to
+//! run the client over `StringTransport`s without a socket.
+
+mod connection;
+mod types;
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::fmt;
+use std::rc::{Rc, Weak};
+
+use url::Url;
+
+use crate::defer::{CancelledError, Deferred, Failure, TimeoutError};
+use crate::net::dns::Resolver;
+use crate::net::{Connector, ConnectorConfig, Endpoint, ProxyEndpoint, TlsOptions, Transport};
+use crate::reactor::{DelayedCall, ReactorHandle};
+use connection::Connection;
+
+pub use crate::net::TunnelError;
+pub use types::{
+    ClientCounters, HttpClientConfig, HttpRequest, HttpResponse, InvalidRequest, ResponseTooLarge,
+};
+
+/// Opens a transport to an endpoint (the [`Connector`] by default).
+pub type ConnectFn = Rc<dyn Fn(&Endpoint) -> Deferred<Rc<dyn Transport>>>;
+
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+struct PoolKey {
+    https: bool,
+    host: String,
+    port: u16,
+    proxy: Option<String>,
+}
+
+struct Inner {
+    reactor: ReactorHandle,
+    config: HttpClientConfig,
+    connector: Connector,
+    connect: ConnectFn,
+    idle: RefCell<HashMap<PoolKey, Vec<Rc<Connection>>>>,
+    counters: Cell<ClientCounters>,
+    me: Weak<Inner>,
+}
+
+/// The HTTP/1.1 client. Cheap to clone.
+#[derive(Clone)]
+pub struct HttpClient {
+    inner: Rc<Inner>,
+}
+
+impl HttpClient {
+    /// A client on `reactor`, connecting through a [`Connector`].
+    pub fn new(reactor: &ReactorHandle, config: HttpClientConfig) -> Self {
+        Self::build(reactor, config, None)
+    }
+
+    /// A client whose connections come from `connect` (a test double, for instance
+    /// handing out `StringTransport`s).
+    pub fn with_connect(
+        reactor: &ReactorHandle,
+        config: HttpClientConfig,
+        connect: ConnectFn,
+    ) -> Self {
+        Self::build(reactor, config, Some(connect))
+    }
+
+    fn build(
+        reactor: &ReactorHandle,
+        config: HttpClientConfig,
+        connect: Option<ConnectFn>,
+    ) -> Self {
+        let connector = Connector::new(
+            reactor,
+            ConnectorConfig {
+                tls_verify: config.tls_verify.clone(),
+                tls_no_verify: config.tls_no_verify.clone(),
+                connect_timeout: 0.0,
+                resolver: config.resolver.clone(),
+            },
+        );
+        let connect = connect.unwrap_or_else(|| {
+            let c = connector.clone();
+            Rc::new(move |e: &Endpoint| c.connect(e))
+        });
+        Self {
+            inner: Rc::new_cyclic(|me| Inner {
+                reactor: reactor.clone(),
+                config,
+                connector,
+                connect,
+                idle: RefCell::new(HashMap::new()),
+                counters: Cell::new(ClientCounters::default()),
+                me: me.clone(),
+            }),
+        }
+    }
+
+    /// Starts a download; the Deferred fires with the response or fails with
+    /// [`TimeoutError`], [`ResponseTooLarge`], [`HttpError`], [`DecodeError`],
+    /// [`crate::net::tcp::ConnectError`], [`crate::net::dns::DnsLookupError`],
+    /// [`crate::net::tcp::TlsError`], [`ConnectionLost`] or [`InvalidRequest`].
+    /// Cancelling it aborts the download and closes its connection.
+    pub fn request(&self, req: HttpRequest) -> Deferred<HttpResponse> {
+        let inner = &self.inner;
+        inner.count(|c| c.requests += 1);
+        let key = match pool_key(&req) {
+            Ok(k) => k,
+            Err(e) => return crate::defer::fail(e),
+        };
+        let ctx_cell: Rc<RefCell<Weak<Ctx>>> = Rc::new(RefCell::new(Weak::new()));
+        let cell = ctx_cell.clone();
+        let result = Deferred::with_canceller(move |_: &Deferred<HttpResponse>| {
+            if let Some(ctx) = cell.borrow().upgrade() {
+                ctx.fail(Failure::new(CancelledError));
+            }
+        });
+        let ctx = Rc::new(Ctx {
+            req,
+            key,
+            result: result.clone(),
+            done: Cell::new(false),
+            timer: RefCell::new(None),
+            conn: RefCell::new(None),
+            connecting: RefCell::new(None),
+            retried: Cell::new(false),
+        });
+        *ctx_cell.borrow_mut() = Rc::downgrade(&ctx);
+        let timeout = ctx.req.timeout;
+        if timeout > 0.0 && timeout.is_finite() {
+            let weak = Rc::downgrade(&ctx);
+            let call = inner.reactor.call_later(timeout, move || {
+                if let Some(ctx) = weak.upgrade() {
+                    ctx.fail(Failure::new(TimeoutError { seconds: timeout }));
+                }
+            });
+            *ctx.timer.borrow_mut() = Some(call);
+        }
+        inner.dispatch(ctx, true);
+        result
+    }
+
+    /// Closes every idle connection.
+    pub fn close_idle(&self) {
+        let all: Vec<Rc<Connection>> = self
+            .inner
+            .idle
+            .borrow_mut()
+            .drain()
+            .flat_map(|(_, v)| v)
+            .collect();
+        for conn in all {
+            conn.close();
+        }
+    }
+
+    /// Idle connections currently pooled.
+    pub fn idle_connections(&self) -> usize {
+        self.inner.idle.borrow().values().map(Vec::len).sum()
+    }
+
+    /// Counters since creation.
+    pub fn counters(&self) -> ClientCounters {
+        self.inner.counters.get()
+    }
+
+    /// The DNS resolver this client uses.
+    pub fn resolver(&self) -> &Resolver {
+        self.inner.connector.resolver()
+    }
+}
+
+impl fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("counters", &self.counters())
+            .field("idle", &self.idle_connections())
+            .finish()
+    }
+}
+
+fn pool_key(req: &HttpRequest) -> Result<PoolKey, Failure> {
+    let https = match req.url.scheme() {
+        "http" => false,
+        "https" => true,
+        other => {
+            return Err(Failure::new(InvalidRequest(format!(
+                "unsupported URL scheme {other:?}"
+            ))));
+        }
+    };
+    let host = req
+        .url
+        .host_str()
+        .ok_or_else(|| Failure::new(InvalidRequest(format!("no host in {}", req.url))))?
+        .to_ascii_lowercase();
+    let port = req
+        .url
+        .port_or_known_default()
+        .ok_or_else(|| Failure::new(InvalidRequest(format!("no port for {}", req.url))))?;
+    let proxy = match &req.proxy {
+        Some(p) if p.scheme() != "http" => {
+            return Err(Failure::new(InvalidRequest(format!(
+                "unsupported proxy scheme {:?} (http proxies only)",
+                p.scheme()
+            ))));
+        }
+        Some(p) => Some(p.as_str().to_owned()),
+        None => None,
+    };
+    Ok(PoolKey {
+        https,
+        host,
+        port,
+        proxy,
+    })
+}
+
+impl Inner {
+    fn count(&self, f: impl FnOnce(&mut ClientCounters)) {
+        let mut c = self.counters.get();
+        f(&mut c);
+        self.counters.set(c);
+    }
+
+    /// Sends `ctx` on a pooled connection if one is idle (and `may_reuse`), else opens one.
+    fn dispatch(&self, ctx: Rc<Ctx>, may_reuse: bool) {
+        if may_reuse {
+            let conn = {
+                let mut idle = self.idle.borrow_mut();
+                let list = idle.get_mut(&ctx.key);
+                let mut found = None;
+                if let Some(list) = list {
+                    while let Some(c) = list.pop() {
+                        if !c.transport.is_closed() {
+                            found = Some(c);
+                            break;
+                        }
+                    }
+                }
+                found
+            };
+            if let Some(conn) = conn {
+                conn.cancel_idle_timer();
+                self.count(|c| c.reused += 1);
+                conn.send(ctx, true);
+                return;
+            }
+        }
+        self.open(ctx);
+    }
+
+    fn open(&self, ctx: Rc<Ctx>) {
+        let proxy = match &ctx.req.proxy {
+            Some(p) => match (p.host_str(), p.port_or_known_default()) {
+                (Some(h), Some(port)) => Some(ProxyEndpoint {
+                    host: h.to_owned(),
+                    port,
+                    // Credentials for the proxy: the proxy URL's user info, else a
+                    // `Proxy-Authorization` header on the request (the proxy
+                    // middleware moves URL credentials there). They go in the CONNECT
+                    // only, never through the tunnel.
+                    authorization: proxy_authorization(p).or_else(|| {
+                        ctx.req
+                            .headers
+                            .get_str("proxy-authorization")
+                            .map(str::to_owned)
+                    }),
+                }),
+                _ => {
+                    ctx.fail(Failure::new(InvalidRequest(format!("bad proxy URL {p}"))));
+                    return;
+                }
+            },
+            None => None,
+        };
+        let endpoint = Endpoint {
+            host: ctx.key.host.clone(),
+            port: ctx.key.port,
+            tls: ctx.key.https.then_some(TlsOptions {
+                verify: ctx.req.verify_tls,
+            }),
+            proxy,
+        };
+        let Some(me) = self.me.upgrade() else { return };
+        let connecting = (self.connect)(&endpoint);
+        *ctx.connecting.borrow_mut() = Some(Box::new(connecting.clone()));
+        let c = ctx.clone();
+        let _chain: Deferred<()> = connecting.then(move |r| {
+            c.connecting.borrow_mut().take();
+            match r {
+                Ok(transport) => {
+                    me.count(|k| k.connections += 1);
+                    if c.done.get() {
+                        transport.abort_connection();
+                    } else {
+                        let conn = Connection::new(&me, transport, c.key.clone());
+                        conn.send(c, false);
+                    }
+                }
+                Err(f) => c.fail(f),
+            }
+            Ok(())
+        });
+    }
+
+    fn put_idle(&self, conn: Rc<Connection>) {
+        let max = self.config.max_idle_per_key;
+        let accepted = {
+            let mut idle = self.idle.borrow_mut();
+            let list = idle.entry(conn.key.clone()).or_default();
+            if list.len() < max {
+                list.push(conn.clone());
+                true
+            } else {
+                false
+            }
+        };
+        if !accepted {
+            conn.close();
+            return;
+        }
+        let weak = Rc::downgrade(&conn);
+        let me = self.me.clone();
+        let call = self.reactor.call_later(self.config.idle_timeout, move || {
+            if let (Some(conn), Some(client)) = (weak.upgrade(), me.upgrade()) {
+                client.forget_idle(&conn);
+                conn.close();
+            }
+        });
+        *conn.idle_timer.borrow_mut() = Some(call);
+    }
+
+    fn forget_idle(&self, conn: &Rc<Connection>) {
+        let mut idle = self.idle.borrow_mut();
+        if let Some(list) = idle.get_mut(&conn.key) {
+            list.retain(|c| !Rc::ptr_eq(c, conn));
+            if list.is_empty() {
+                idle.remove(&conn.key);
+            }
+        }
+    }
+}
+
+/// `Basic` credentials from a proxy URL's user info (percent-decoded), if it has any.
+pub fn proxy_authorization(proxy: &Url) -> Option<String> {
+    if proxy.username().is_empty() && proxy.password().is_none() {
+        return None;
+    }
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let credentials = format!(
+        "{}:{}",
+        decode(proxy.username()),
+        decode(proxy.password().unwrap_or(""))
+    );
+    Some(format!(
+        "Basic {}",
+        crate::util::base64_encode(credentials.as_bytes())
+    ))
+}
+
+/// Per-request state shared by the timer, the canceller and the connection.
+struct Ctx {
+    req: HttpRequest,
+    key: PoolKey,
+    result: Deferred<HttpResponse>,
+    done: Cell<bool>,
+    timer: RefCell<Option<DelayedCall>>,
+    conn: RefCell<Option<Rc<Connection>>>,
+    connecting: RefCell<Option<Box<dyn Cancel>>>,
+    retried: Cell<bool>,
+}
+
+trait Cancel {
+    fn cancel(&self);
+}
+
+impl<T: 'static> Cancel for Deferred<T> {
+    fn cancel(&self) {
+        Deferred::cancel(self);
+    }
+}
+
+impl Ctx {
+    fn finish(&self) -> bool {
+        if self.done.replace(true) {
+            return false;
+        }
+        if let Some(t) = self.timer.borrow_mut().take() {
+            let _ = t.cancel();
+        }
+        true
+    }
+
+    /// Fails the download, aborting whatever connection or connect attempt carries it.
+    fn fail(self: &Rc<Self>, failure: Failure) {
+        if !self.finish() {
+            return;
+        }
+        let connecting = self.connecting.borrow_mut().take();
+        if let Some(c) = connecting {
+            c.cancel();
+        }
+        let conn = self.conn.borrow_mut().take();
+        if let Some(conn) = conn {
+            conn.detach_and_abort();
+        }
+        let _ = self.result.errback(failure);
+    }
+
+    fn succeed(self: &Rc<Self>, response: HttpResponse) {
+        if !self.finish() {
+            return;
+        }
+        self.conn.borrow_mut().take();
+        let _ = self.result.callback(response);
+    }
+
+    fn url(&self) -> String {
+        self.req.url.as_str().to_owned()
+    }
+}

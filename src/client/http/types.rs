@@ -1,0 +1,191 @@
+//! The HTTP client's request, response, error and configuration types.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use url::Url;
+
+use crate::defer::Failure;
+use crate::net::dns::ResolverConfig;
+use crate::net::tls;
+use crate::proto::Headers;
+use crate::proto::http1::Limits;
+
+/// One request to send.
+#[derive(Debug, Clone)]
+pub struct HttpRequest {
+    /// The method, upper case.
+    pub method: String,
+    /// The URL (http or https; the fragment is never sent).
+    pub url: Url,
+    /// Headers to send, in order.
+    pub headers: Headers,
+    /// The body.
+    pub body: Vec<u8>,
+    /// Seconds the whole download may take (`DOWNLOAD_TIMEOUT`, meta `download_timeout`).
+    pub timeout: f64,
+    /// Largest response body, wire or decoded (`DOWNLOAD_MAXSIZE`; 0 = no limit).
+    pub maxsize: u64,
+    /// Body size past which a warning is logged once (`DOWNLOAD_WARNSIZE`; 0 = never).
+    pub warnsize: u64,
+    /// An `http://[user:pass@]host:port` proxy (meta `proxy`).
+    pub proxy: Option<Url>,
+    /// Verify the server's certificate (on unless a request or setting turns it off).
+    pub verify_tls: bool,
+    /// Decode `Content-Encoding` (gzip, deflate, br) and drop the header.
+    pub decode_content: bool,
+    /// Fail when the connection closes before the announced body is complete
+    /// (`DOWNLOAD_FAIL_ON_DATALOSS`); otherwise return what arrived, flagged `dataloss`.
+    pub fail_on_dataloss: bool,
+}
+
+impl HttpRequest {
+    /// A GET with trawl's defaults: 180 s timeout, 1 GiB max size, 32 MiB warning size,
+    /// verification on, decoding on.
+    pub fn get(url: Url) -> Self {
+        Self {
+            method: "GET".into(),
+            url,
+            headers: Headers::new(),
+            body: Vec::new(),
+            timeout: 180.0,
+            maxsize: 1024 * 1024 * 1024,
+            warnsize: 32 * 1024 * 1024,
+            proxy: None,
+            verify_tls: true,
+            decode_content: true,
+            fail_on_dataloss: true,
+        }
+    }
+
+    pub(super) fn idempotent(&self) -> bool {
+        matches!(
+            self.method.as_str(),
+            "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE"
+        )
+    }
+}
+
+/// A downloaded response.
+#[derive(Debug, Clone)]
+pub struct HttpResponse {
+    /// The URL requested.
+    pub url: Url,
+    /// Status code.
+    pub status: u16,
+    /// Reason phrase.
+    pub reason: String,
+    /// Headers (without `Content-Encoding` when the body was decoded).
+    pub headers: Headers,
+    /// The body, decoded.
+    pub body: Vec<u8>,
+    /// The server's (or proxy's) address.
+    pub ip: Option<SocketAddr>,
+    /// `"HTTP/1.1"` or `"HTTP/1.0"`.
+    pub protocol: &'static str,
+    /// Seconds from writing the request to receiving the response head.
+    pub latency: f64,
+    /// The `Content-Encoding` the body was decoded from, if any.
+    pub decoded_from: Option<String>,
+    /// Body bytes on the wire (before decoding).
+    pub wire_bytes: u64,
+    /// Whether the connection was reused from the pool.
+    pub reused_connection: bool,
+    /// Scrapy-style flags (`"dataloss"`).
+    pub flags: Vec<&'static str>,
+}
+
+/// The body (wire or decoded) is larger than `maxsize`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseTooLarge {
+    /// The URL.
+    pub url: String,
+    /// The size announced or reached.
+    pub size: u64,
+    /// The limit.
+    pub limit: u64,
+}
+
+impl fmt::Display for ResponseTooLarge {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Cancelling download of {}: response size ({}) larger than download max size ({})",
+            self.url, self.size, self.limit
+        )
+    }
+}
+
+impl std::error::Error for ResponseTooLarge {}
+
+/// The request could not be sent as given (bad URL scheme, invalid header...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidRequest(pub String);
+
+impl fmt::Display for InvalidRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid request: {}", self.0)
+    }
+}
+
+impl std::error::Error for InvalidRequest {}
+
+/// Client configuration.
+#[derive(Clone)]
+pub struct HttpClientConfig {
+    /// Idle connections kept per `(scheme, host, port, proxy)` (Scrapy uses
+    /// `CONCURRENT_REQUESTS_PER_DOMAIN`, 8).
+    pub max_idle_per_key: usize,
+    /// Seconds an idle connection is kept (Twisted's pool: 240).
+    pub idle_timeout: f64,
+    /// TLS client config used when verifying (default: webpki roots).
+    pub tls_verify: Arc<rustls::ClientConfig>,
+    /// TLS client config used when verification is off.
+    pub tls_no_verify: Arc<rustls::ClientConfig>,
+    /// DNS settings.
+    pub resolver: ResolverConfig,
+    /// Response head limits.
+    pub limits: Limits,
+}
+
+impl HttpClientConfig {
+    /// Defaults with the Mozilla root set.
+    ///
+    /// # Errors
+    ///
+    /// The TLS provider refused the configuration.
+    pub fn new() -> Result<Self, Failure> {
+        Ok(Self {
+            max_idle_per_key: 8,
+            idle_timeout: 240.0,
+            tls_verify: tls::client_config_webpki()?,
+            tls_no_verify: tls::client_config_dangerous_no_verify()?,
+            resolver: ResolverConfig::default(),
+            limits: Limits::default(),
+        })
+    }
+}
+
+impl fmt::Debug for HttpClientConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpClientConfig")
+            .field("max_idle_per_key", &self.max_idle_per_key)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("resolver", &self.resolver)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Counters for tests, benchmarks and stats.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientCounters {
+    /// Requests started.
+    pub requests: u64,
+    /// TCP connections opened.
+    pub connections: u64,
+    /// Requests sent on a pooled connection.
+    pub reused: u64,
+    /// Transparent retries after a dead pooled connection.
+    pub retries: u64,
+}

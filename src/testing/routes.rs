@@ -1,0 +1,405 @@
+//! The fixture server's route table (see the table in `fixture.rs`'s docs): what each
+//! path answers, as a [`Reply`] the server then writes.
+
+use std::io::{self, Write as _};
+
+use std::rc::Rc;
+
+use super::fixture::Shared;
+use super::site::Site;
+
+/// A parsed request.
+pub(super) struct Req {
+    pub(super) method: String,
+    pub(super) target: String,
+    pub(super) path: String,
+    pub(super) query: Vec<(String, String)>,
+    pub(super) headers: Vec<(String, String)>,
+    pub(super) body: Vec<u8>,
+    pub(super) version: u8,
+}
+
+impl Req {
+    pub(super) fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub(super) fn param_u64(&self, name: &str, default: u64) -> u64 {
+        self.param(name)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    }
+
+    pub(super) fn wants_close(&self) -> bool {
+        let conn = self
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("connection"))
+            .map(|(_, v)| v.to_ascii_lowercase());
+        match conn.as_deref() {
+            Some(v) if v.contains("close") => true,
+            Some(v) if v.contains("keep-alive") => false,
+            _ => self.version == 0,
+        }
+    }
+}
+
+/// What to send back.
+pub(super) enum Reply {
+    Full {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+        close: bool,
+    },
+    Chunked {
+        status: u16,
+        headers: Vec<(String, String)>,
+        chunks: Vec<Vec<u8>>,
+    },
+    /// Raw bytes, then close.
+    Raw(Vec<u8>),
+    Delay(u64, Box<Reply>),
+    Drip {
+        head: Vec<u8>,
+        bytes: u64,
+        interval_ms: u64,
+    },
+    Reset,
+}
+
+pub(super) fn reason(status: u16) -> &'static str {
+    crate::proto::http1::reason_phrase(status).unwrap_or("Status")
+}
+
+pub(super) fn set_cookies(values: Vec<String>) -> Reply {
+    let mut headers: Vec<(String, String)> = values
+        .into_iter()
+        .map(|v| ("Set-Cookie".to_owned(), v))
+        .collect();
+    headers.push(("Content-Type".into(), "text/plain".into()));
+    Reply::Full {
+        status: 200,
+        headers,
+        body: b"cookies set".to_vec(),
+        close: false,
+    }
+}
+
+pub(super) fn html(status: u16, body: String) -> Reply {
+    Reply::Full {
+        status,
+        headers: vec![("Content-Type".into(), "text/html; charset=utf-8".into())],
+        body: body.into_bytes(),
+        close: false,
+    }
+}
+
+pub(super) fn text(status: u16, body: impl Into<String>) -> Reply {
+    Reply::Full {
+        status,
+        headers: vec![("Content-Type".into(), "text/plain; charset=utf-8".into())],
+        body: body.into().into_bytes(),
+        close: false,
+    }
+}
+
+pub(super) fn redirect(status: u16, location: &str) -> Reply {
+    Reply::Full {
+        status,
+        headers: vec![
+            ("Location".into(), location.to_owned()),
+            ("Content-Type".into(), "text/html".into()),
+        ],
+        body: format!("<a href=\"{location}\">moved</a>").into_bytes(),
+        close: false,
+    }
+}
+
+/// `application/x-www-form-urlencoded` decoding: `+` is a space, then percent-decoding.
+pub(super) fn form_decode(s: &str) -> String {
+    let spaced = s.replace('+', " ");
+    percent_encoding::percent_decode_str(&spaced)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+pub(super) fn compress(encoding: &str, data: &[u8]) -> io::Result<Vec<u8>> {
+    match encoding {
+        "gzip" => {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(data)?;
+            e.finish()
+        }
+        "deflate" => {
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(data)?;
+            e.finish()
+        }
+        "deflate-raw" => {
+            let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(data)?;
+            e.finish()
+        }
+        _ => {
+            let mut out = Vec::new();
+            {
+                let mut w = brotli::CompressorWriter::new(&mut out, 64 * 1024, 1, 22);
+                w.write_all(data)?;
+            }
+            Ok(out)
+        }
+    }
+}
+
+impl Shared {
+    pub(super) fn route(&self, req: &Req) -> Reply {
+        let path = req.path.as_str();
+        let site = &self.site;
+        if path == "/" || path == "/index.html" {
+            return html(200, site.render_index());
+        }
+        if let Some(i) = site.page_number(path) {
+            return html(200, site.render_page(i));
+        }
+        let mut parts = path.trim_start_matches('/').splitn(3, '/');
+        let first = parts.next().unwrap_or("");
+        let second = parts.next().unwrap_or("");
+        match first {
+            "robots.txt" => match &self.robots {
+                None => text(200, site.robots()),
+                Some((0, _)) => Reply::Reset,
+                Some((status, body)) => text(*status, body.clone()),
+            },
+            "sitemap.xml" => Reply::Full {
+                status: 200,
+                headers: vec![("Content-Type".into(), "application/xml".into())],
+                body: site.sitemap().into_bytes(),
+                close: false,
+            },
+            "sitemap.xml.gz" => match compress("gzip", site.sitemap().as_bytes()) {
+                Ok(body) => Reply::Full {
+                    status: 200,
+                    headers: vec![("Content-Type".into(), "application/x-gzip".into())],
+                    body,
+                    close: false,
+                },
+                Err(e) => text(500, e.to_string()),
+            },
+            "sitemap-index.xml" => Reply::Full {
+                status: 200,
+                headers: vec![("Content-Type".into(), "application/xml".into())],
+                body: format!(
+                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n\
+                     <sitemap><loc>{0}/sitemap.xml</loc></sitemap>\n<sitemap><loc>{0}/sitemap.xml.gz</loc></sitemap>\n</sitemapindex>\n",
+                    site.base
+                )
+                .into_bytes(),
+                close: false,
+            },
+            "page" => match second.parse::<usize>().ok().and_then(|n| site.render_list_page(n)) {
+                Some(body) => html(200, body),
+                None => html(404, "<h1>No quotes found!</h1>".into()),
+            },
+            "author" => match site.render_author(second) {
+                Some(body) => html(200, body),
+                None => html(404, "<h1>Unknown author</h1>".into()),
+            },
+            "status" => {
+                let code = second.parse().unwrap_or(500);
+                text(code, format!("status {code}\n"))
+            }
+            "redirect" => {
+                let code = second.parse().unwrap_or(302);
+                let to = req.param("to").map_or_else(|| Site::page_path(0), str::to_owned);
+                redirect(code, &to)
+            }
+            "redirect-chain" => match second.parse::<u32>().unwrap_or(0) {
+                0 => html(200, site.render_page(0)),
+                n => redirect(302, &format!("/redirect-chain/{}", n - 1)),
+            },
+            "redirect-loop" => redirect(302, "/redirect-loop"),
+            "delay" => {
+                let ms = second.parse().unwrap_or(100);
+                Reply::Delay(ms, Box::new(html(200, site.render_page(1))))
+            }
+            "gzip" | "deflate" | "deflate-raw" | "br" => {
+                let body = site.render_page(2);
+                match compress(first, body.as_bytes()) {
+                    Ok(encoded) => Reply::Full {
+                        status: 200,
+                        headers: vec![
+                            ("Content-Type".into(), "text/html; charset=utf-8".into()),
+                            (
+                                "Content-Encoding".into(),
+                                if first == "deflate-raw" { "deflate".into() } else { first.to_owned() },
+                            ),
+                        ],
+                        body: encoded,
+                        close: false,
+                    },
+                    Err(e) => text(500, e.to_string()),
+                }
+            }
+            "chunked" => {
+                let body = site.render_page(3).into_bytes();
+                let n = req.param_u64("n", 5).clamp(1, 1000) as usize;
+                let size = body.len().div_ceil(n).max(1);
+                Reply::Chunked {
+                    status: 200,
+                    headers: vec![("Content-Type".into(), "text/html; charset=utf-8".into())],
+                    chunks: body.chunks(size).map(<[u8]>::to_vec).collect(),
+                }
+            }
+            "cut" => {
+                let mut raw = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000\r\n\r\n".to_vec();
+                raw.extend(std::iter::repeat_n(b'x', 100));
+                Reply::Raw(raw)
+            }
+            "reset" => Reply::Reset,
+            "close" => Reply::Full {
+                status: 200,
+                headers: vec![("Content-Type".into(), "text/plain".into())],
+                body: b"closing after this".to_vec(),
+                close: true,
+            },
+            "http10" => {
+                let mut raw = b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n".to_vec();
+                raw.extend_from_slice(b"an HTTP/1.0 body delimited by the connection closing");
+                Reply::Raw(raw)
+            }
+            "drip" => {
+                let bytes = req.param_u64("bytes", 10).min(10_000);
+                let ms = req.param_u64("ms", 100);
+                Reply::Drip {
+                    head: format!("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {bytes}\r\n\r\n").into_bytes(),
+                    bytes,
+                    interval_ms: ms,
+                }
+            }
+            "big" => {
+                let size = req.param_u64("size", 1 << 20).min(1 << 31) as usize;
+                Reply::Full {
+                    status: 200,
+                    headers: vec![("Content-Type".into(), "application/octet-stream".into())],
+                    body: vec![b'b'; size],
+                    close: false,
+                }
+            }
+            "big-chunked" => {
+                let size = req.param_u64("size", 1 << 20).min(1 << 31) as usize;
+                let chunk = vec![b'c'; 64 * 1024];
+                let mut chunks = vec![chunk; size / (64 * 1024)];
+                if !size.is_multiple_of(64 * 1024) {
+                    chunks.push(vec![b'c'; size % (64 * 1024)]);
+                }
+                Reply::Chunked {
+                    status: 200,
+                    headers: vec![("Content-Type".into(), "application/octet-stream".into())],
+                    chunks,
+                }
+            }
+            "bomb" => {
+                let size = req.param_u64("size", 100_000_000).min(4 << 30);
+                let encoding = match second {
+                    "gzip" | "deflate" | "deflate-raw" | "br" => second,
+                    _ => "gzip",
+                };
+                let key = (encoding.to_owned(), size);
+                let cached = self.bombs.borrow().get(&key).cloned();
+                let body = match cached {
+                    Some(b) => b,
+                    None => {
+                        let zeros = vec![0u8; size as usize];
+                        match compress(encoding, &zeros) {
+                            Ok(b) => {
+                                let b = Rc::new(b);
+                                self.bombs.borrow_mut().insert(key, b.clone());
+                                b
+                            }
+                            Err(e) => return text(500, e.to_string()),
+                        }
+                    }
+                };
+                Reply::Full {
+                    status: 200,
+                    headers: vec![
+                        ("Content-Type".into(), "text/html".into()),
+                        (
+                            "Content-Encoding".into(),
+                            if encoding == "deflate-raw" { "deflate".into() } else { encoding.to_owned() },
+                        ),
+                    ],
+                    body: (*body).clone(),
+                    close: false,
+                }
+            }
+            "set-cookie" => set_cookies(
+                req.query
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect(),
+            ),
+            "set-cookie-raw" => set_cookies(
+                req.query
+                    .iter()
+                    .filter(|(k, _)| k == "c")
+                    .map(|(_, v)| v.clone())
+                    .collect(),
+            ),
+            "links" => {
+                let mut body = String::from("<html><head><title>links</title></head><body>\n");
+                for (k, v) in &req.query {
+                    if k == "to" {
+                        let v = v.replace('&', "&amp;").replace('"', "&quot;");
+                        body.push_str(&format!("<a href=\"{v}\">{v}</a>\n"));
+                    }
+                }
+                body.push_str("</body></html>\n");
+                let mut headers = vec![("Content-Type".to_owned(), "text/html; charset=utf-8".to_owned())];
+                if let Some(p) = req.param("policy") {
+                    headers.push(("Referrer-Policy".into(), p.to_owned()));
+                }
+                Reply::Full {
+                    status: 200,
+                    headers,
+                    body: body.into_bytes(),
+                    close: false,
+                }
+            }
+            "echo" => {
+                let mut out = format!("{} {}\n", req.method, req.target);
+                for (k, v) in &req.headers {
+                    out.push_str(&format!("{k}: {v}\n"));
+                }
+                out.push('\n');
+                out.push_str(&String::from_utf8_lossy(&req.body));
+                text(200, out)
+            }
+            "flaky" => {
+                let failures: u32 = second.parse().unwrap_or(1);
+                let key = req.param("key").unwrap_or("default").to_owned();
+                let mut flaky = self.flaky.borrow_mut();
+                let seen = flaky.entry(key).or_insert(0);
+                *seen += 1;
+                if *seen <= failures {
+                    text(503, "try again later\n")
+                } else {
+                    html(200, site.render_page(4))
+                }
+            }
+            "meta-refresh" => {
+                let to = req.param("to").unwrap_or("/index.html");
+                let delay = req.param("delay").unwrap_or("0");
+                html(
+                    200,
+                    format!("<html><head><meta http-equiv=\"refresh\" content=\"{delay}; url={to}\"></head><body>refresh</body></html>"),
+                )
+            }
+            _ => html(404, "<h1>Not Found</h1>".into()),
+        }
+    }
+}
