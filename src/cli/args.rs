@@ -94,6 +94,18 @@ const OPTS: &[Opt] = &[
         commands: &["crawl"],
     },
     Opt {
+        name: "jobdir",
+        spellings: &["--jobdir"],
+        value: true,
+        commands: &["crawl"],
+    },
+    Opt {
+        name: "jobdir-salvage",
+        spellings: &["--jobdir-salvage"],
+        value: false,
+        commands: &["crawl"],
+    },
+    Opt {
         name: "headers",
         spellings: &["--headers"],
         value: false,

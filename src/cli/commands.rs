@@ -33,7 +33,7 @@ quote block), like `scrapy bench`. Prints pages/min, items/min, peak RSS and the
 
 const CRAWL_HELP: &str = "\
 Usage: trawl crawl URL... [--allow REGEX]... [--deny REGEX]... [--depth N] [--same-domain]
-                   [-o FILE | -O FILE] [-s NAME=VALUE]...
+                   [--jobdir DIR [--jobdir-salvage]] [-o FILE | -O FILE] [-s NAME=VALUE]...
 
 Follows links from the URLs (a CrawlSpider with one LinkExtractor rule) and writes one
 record per page: url, status, title, depth, links_out, referer. The feed format comes
@@ -44,6 +44,9 @@ obeyed (-s ROBOTSTXT_OBEY=false to ignore it).
   --deny REGEX    never follow URLs matching (repeatable)
   --depth N       DEPTH_LIMIT (0: unlimited)
   --same-domain   stay on the start URLs' hosts (and their subdomains)
+  --jobdir DIR    JOBDIR: the crawl's state lives in DIR; run the same command again
+                  to resume after Ctrl+C, a crash or kill -9 (nothing lost or doubled)
+  --jobdir-salvage  resume past damaged journal records (JOBDIR_SALVAGE)
 ";
 
 const FETCH_HELP: &str = "\
@@ -269,6 +272,12 @@ fn crawl(args: &Args) -> Result<i32, CliError> {
     settings.set("HTTPERROR_ALLOW_ALL", true, Priority::Command);
     if let Some(d) = depth {
         settings.set("DEPTH_LIMIT", d, Priority::Cmdline);
+    }
+    if let Some(dir) = args.value("jobdir") {
+        settings.set("JOBDIR", dir, Priority::Cmdline);
+    }
+    if args.flag("jobdir-salvage") {
+        settings.set("JOBDIR_SALVAGE", true, Priority::Cmdline);
     }
     apply_common(args, &mut settings)?;
     let pages = Pages {

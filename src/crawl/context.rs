@@ -14,6 +14,7 @@ use std::fmt;
 use std::rc::{Rc, Weak};
 
 use super::downloader::Downloader;
+use super::jobdir::{Job, SpiderState};
 use super::request::Request;
 use super::response::Response;
 use super::settings::Settings;
@@ -90,6 +91,8 @@ pub struct CrawlContext {
     spider_name: String,
     allowed_domains: Vec<String>,
     engine: EngineHandle,
+    job: Option<Rc<Job>>,
+    spider_state: Rc<SpiderState>,
 }
 
 impl CrawlContext {
@@ -101,7 +104,11 @@ impl CrawlContext {
         reactor: Option<ReactorHandle>,
         spider_name: String,
         allowed_domains: Vec<String>,
+        job: Option<Rc<Job>>,
     ) -> Self {
+        let spider_state = job
+            .as_ref()
+            .map_or_else(Rc::default, |j| j.spider_state().clone());
         Self {
             settings,
             signals: Signals::new(),
@@ -111,7 +118,20 @@ impl CrawlContext {
             spider_name,
             allowed_domains,
             engine: EngineHandle::default(),
+            job,
+            spider_state,
         }
+    }
+
+    /// The JOBDIR job, when the crawl has one.
+    pub fn job(&self) -> Option<&Rc<Job>> {
+        self.job.as_ref()
+    }
+
+    /// The spider's state (Scrapy's `spider.state`): kept in the JOBDIR and restored
+    /// on resume when there is one, in memory otherwise.
+    pub fn spider_state(&self) -> &Rc<SpiderState> {
+        &self.spider_state
     }
 
     /// The clock every timer of this crawl runs on.

@@ -89,7 +89,10 @@ impl Registry {
             )
         });
         r.register_dupefilter("trawl.RFPDupeFilter", |c| {
-            Ok(Box::new(RfpDupeFilter::from_settings(&c.settings)?) as Box<dyn DupeFilter>)
+            Ok(
+                Box::new(RfpDupeFilter::from_settings(&c.settings)?.with_job(c.job().cloned()))
+                    as Box<dyn DupeFilter>,
+            )
         });
         r.register_dupefilter("trawl.BaseDupeFilter", |_| {
             Ok(Box::new(BaseDupeFilter) as Box<dyn DupeFilter>)
@@ -268,6 +271,7 @@ impl Crawler {
             reactor: reactor.as_ref(),
             spider_name: &spider_name,
         })?;
+        let job = super::jobdir::Job::from_settings(&settings, &spider_name, stats.clone())?;
         let ctx = Rc::new(CrawlContext::new(
             settings,
             stats,
@@ -275,6 +279,7 @@ impl Crawler {
             reactor,
             spider_name,
             allowed_domains,
+            job,
         ));
         spider.set_context(&ctx);
         let crawler = Rc::new_cyclic(|me| Self {

@@ -88,13 +88,22 @@ impl Hasher for FingerprintHasher {
 /// A set of fingerprints.
 pub type FingerprintSet = HashSet<[u8; 20], BuildHasherDefault<FingerprintHasher>>;
 
-/// Scrapy's `RFPDupeFilter`.
-#[derive(Debug)]
+/// Scrapy's `RFPDupeFilter`. With a JOBDIR, its seen set is the job's committed
+/// fingerprints, loaded when it opens.
 pub struct RfpDupeFilter {
     seen: FingerprintSet,
     debug: bool,
     logged: bool,
     options: FingerprintOptions,
+    job: Option<std::rc::Rc<super::jobdir::Job>>,
+}
+
+impl std::fmt::Debug for RfpDupeFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RfpDupeFilter")
+            .field("seen", &self.seen.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl RfpDupeFilter {
@@ -109,7 +118,14 @@ impl RfpDupeFilter {
             debug: settings.get_bool("DUPEFILTER_DEBUG")?,
             logged: false,
             options: FingerprintOptions::default(),
+            job: None,
         })
+    }
+
+    /// Loads the seen set from `job` when the filter opens.
+    pub fn with_job(mut self, job: Option<std::rc::Rc<super::jobdir::Job>>) -> Self {
+        self.job = job;
+        self
     }
 
     /// Records a fingerprint computed elsewhere; `true` if it was already there.
@@ -124,6 +140,21 @@ impl RfpDupeFilter {
 }
 
 impl DupeFilter for RfpDupeFilter {
+    fn open(&mut self) -> Deferred<()> {
+        if let Some(job) = self.job.clone() {
+            let seen = &mut self.seen;
+            if let Err(f) = job.for_each_fingerprint(|fp| {
+                seen.insert(*fp);
+            }) {
+                return crate::defer::fail(f);
+            }
+            if !seen.is_empty() {
+                log::info!("Loaded {} request fingerprints from the JOBDIR", seen.len());
+            }
+        }
+        crate::defer::succeed(())
+    }
+
     fn request_seen(&mut self, request: &Request) -> Seen {
         if self.seen.insert(fingerprint(request, &self.options)) {
             Seen::New

@@ -59,6 +59,8 @@ pub struct EngineSlot {
     backlog: RefCell<VecDeque<Request>>,
     /// Enqueue answers still to come (`Enqueued::Later`): the spider is not idle.
     enqueue_pending: Cell<usize>,
+    /// Whether the scheduler wants `request_finished` (a JOBDIR, a shared queue).
+    tracks_requests: Cell<bool>,
     heartbeat: LoopingCall,
 }
 
@@ -176,8 +178,18 @@ struct State {
     next_id: u64,
 }
 
+/// Which outputs of `start()` are processed (for a JOBDIR resume).
+#[derive(Default)]
+struct StartTrack {
+    /// The index of the next output.
+    next: Cell<u64>,
+    /// Items from `start()` still in the pipelines.
+    outstanding: RefCell<std::collections::BTreeSet<u64>>,
+}
+
 /// The execution engine.
 pub struct ExecutionEngine {
+    start_track: StartTrack,
     crawler: Weak<Crawler>,
     downloader: Rc<Downloader>,
     scraper: Rc<Scraper>,
@@ -210,6 +222,7 @@ impl ExecutionEngine {
             }
         };
         let engine = Rc::new_cyclic(|me| Self {
+            start_track: StartTrack::default(),
             crawler: Rc::downgrade(crawler),
             downloader,
             scraper,
@@ -336,6 +349,7 @@ impl ExecutionEngine {
             scheduler: RefCell::new(Some(scheduler)),
             backlog: RefCell::new(VecDeque::new()),
             enqueue_pending: Cell::new(0),
+            tracks_requests: Cell::new(false),
             heartbeat,
         });
         let start = {
@@ -346,13 +360,26 @@ impl ExecutionEngine {
             s.opened();
             let start = catch_unwind(AssertUnwindSafe(|| s.start()))
                 .map_err(|p| Failure::from_panic(p.as_ref()))?;
-            self.scraper.spidermw().process_start(start)
+            let start = self.scraper.spidermw().process_start(start);
+            // A resumed job skips the outputs of start() it already processed.
+            let skip = crawler.job().map_or(0, |j| j.resumed_start_pos());
+            if skip > 0 {
+                log::info!("Resuming: skipping the first {skip} outputs of start()");
+                self.start_track.next.set(skip);
+                Box::new(start.skip(skip as usize)) as Box<dyn Iterator<Item = Output>>
+            } else {
+                start
+            }
         };
         {
             let mut st = self.state.borrow_mut();
             st.slot = Some(slot.clone());
             st.start = Some(start);
         }
+        slot.tracks_requests.set(
+            slot.with_scheduler(|s| s.tracks_requests())
+                .unwrap_or(false),
+        );
         let scheduler_open = slot
             .with_scheduler(|s| s.open())
             .unwrap_or_else(|| crate::defer::fail(Failure::msg("the scheduler is busy")));
@@ -375,6 +402,9 @@ impl ExecutionEngine {
             .crawler()
             .ok_or_else(|| Failure::msg("the crawler is gone"))?;
         self.state.borrow_mut().spider_open = true;
+        if let Some(job) = crawler.job() {
+            job.start_timer(crawler.clock());
+        }
         let me = self.me.clone();
         self.scraper.open_spider(Rc::new(move |request: Request| {
             if let Some(e) = me.upgrade() {
@@ -504,13 +534,25 @@ impl ExecutionEngine {
                 }
             }
         };
+        let index = self.start_track.next.get();
         match next {
             Some(Output::Request(mut request)) => {
+                self.start_track.next.set(index + 1);
                 request.meta_mut().insert_static(IS_START_REQUEST, true);
                 self.crawl(request);
+                self.start_progress();
             }
             Some(Output::Item(item)) => {
-                let _ = self.scraper.start_itemproc(item, None);
+                self.start_track.next.set(index + 1);
+                self.start_track.outstanding.borrow_mut().insert(index);
+                let me = self.me.clone();
+                self.scraper.start_itemproc(item, None).add_both(move |r| {
+                    if let Some(e) = me.upgrade() {
+                        e.start_track.outstanding.borrow_mut().remove(&index);
+                        e.start_progress();
+                    }
+                    r
+                });
                 if let Some(slot) = self.slot() {
                     slot.nextcall.schedule(0.0);
                 }
@@ -519,10 +561,35 @@ impl ExecutionEngine {
         }
     }
 
+    /// Tells the job how many outputs of `start()` are fully processed (a resume skips
+    /// them): every output before the first item still in the pipelines.
+    fn start_progress(&self) {
+        let Some(job) = self.crawler().and_then(|c| c.job().cloned()) else {
+            return;
+        };
+        let done = self
+            .start_track
+            .outstanding
+            .borrow()
+            .iter()
+            .next()
+            .copied()
+            .unwrap_or(self.start_track.next.get());
+        job.set_start_pos(done);
+    }
+
     /// Loop B: drain the scheduler until backout or empty, then check idleness.
     pub fn start_scheduled_requests(&self) {
         let Some(slot) = self.slot() else { return };
         if slot.is_closing() || self.state.borrow().paused {
+            return;
+        }
+        if let Some(why) = self
+            .crawler()
+            .and_then(|c| c.job().and_then(|j| j.failed()))
+        {
+            log::error!("Closing the spider: the JOBDIR cannot be written ({why})");
+            let _ = self.close_spider("jobdir_error");
             return;
         }
         while !self.needs_backout() {
@@ -555,6 +622,7 @@ impl ExecutionEngine {
         };
         let id = self.next_id();
         let original = request.clone();
+        let finished = slot.tracks_requests.get().then(|| request.clone());
         let d = self.download_inner(request, id, slot);
         let me = self.me.clone();
         let handled: Deferred<()> = d.then(move |result| match me.upgrade() {
@@ -570,6 +638,9 @@ impl ExecutionEngine {
                 Ok(())
             })
             .add_both(move |_| {
+                if let Some(r) = &finished {
+                    s1.with_scheduler(|s| s.request_finished(r));
+                }
                 s1.remove_request(id);
                 Ok(())
             })
@@ -920,6 +991,10 @@ impl ExecutionEngine {
         let Some(crawler) = self.crawler() else {
             return;
         };
+        if let Some(job) = crawler.job() {
+            // The last commit and a durable point, before the feeds close.
+            job.close();
+        }
         crawler
             .signals
             .send_catch_log(Signal::SpiderClosed, SignalArgs::SpiderClosed { reason });

@@ -29,6 +29,7 @@ pub mod errors;
 pub mod extensions;
 pub mod fingerprint;
 pub mod item;
+pub mod jobdir;
 pub mod linkextract;
 pub mod middlewares;
 pub mod pipeline;

@@ -104,6 +104,7 @@ impl PartialEq for MetaKey {
 const KNOWN_META_KEYS: &[&str] = &[
     "_auth_proxy",
     "_dont_cache",
+    "_job_id",
     "_scheme_proxy",
     "cookiejar",
     "depth",

@@ -184,6 +184,9 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("ITEM_PIPELINES", json!({})),
         ("ITEM_PIPELINES_BASE", json!({})),
         ("JOBDIR", Value::Null),
+        // trawl: group commit every second (see DESIGN.md, JOBDIR).
+        ("JOBDIR_FSYNC", json!(1.0)),
+        ("JOBDIR_SALVAGE", json!(false)),
         ("LOG_ENABLED", json!(true)),
         ("LOG_LEVEL", json!("DEBUG")),
         ("LOGSTATS_INTERVAL", json!(60.0)),
@@ -223,6 +226,7 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("SCHEDULER", json!("trawl.Scheduler")),
         ("SCHEDULER_DEBUG", json!(false)),
         ("SCHEDULER_DISK_QUEUE", json!("trawl.LifoDiskQueue")),
+        ("SCHEDULER_START_DISK_QUEUE", json!("trawl.FifoDiskQueue")),
         ("SCHEDULER_MEMORY_QUEUE", json!("trawl.LifoMemoryQueue")),
         (
             "SCHEDULER_PRIORITY_QUEUE",

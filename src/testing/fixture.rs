@@ -100,6 +100,8 @@ pub struct FixtureStats {
     requests: AtomicU64,
     connections: AtomicU64,
     targets: Mutex<HashMap<String, u32>>,
+    /// Notified at every request (for [`wait_for_requests`](Self::wait_for_requests)).
+    progress: (Mutex<u64>, std::sync::Condvar),
 }
 
 impl FixtureStats {
@@ -116,6 +118,28 @@ impl FixtureStats {
     /// How often each request target was requested (with `record`).
     pub fn targets(&self) -> HashMap<String, u32> {
         self.targets.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// Blocks until at least `n` requests were answered in total, or `timeout`
+    /// passes; returns whether they were (a test's way to act "mid-crawl" without
+    /// sleeping a fixed time).
+    pub fn wait_for_requests(&self, n: u64, timeout: std::time::Duration) -> bool {
+        let (lock, cond) = &self.progress;
+        let Ok(guard) = lock.lock() else {
+            return false;
+        };
+        cond.wait_timeout_while(guard, timeout, |count| *count < n)
+            .map(|(count, _)| *count >= n)
+            .unwrap_or(false)
+    }
+
+    fn answered(&self) {
+        let n = self.requests.fetch_add(1, Ordering::Relaxed) + 1;
+        let (lock, cond) = &self.progress;
+        if let Ok(mut count) = lock.lock() {
+            *count = n;
+        }
+        cond.notify_all();
     }
 }
 
@@ -482,7 +506,7 @@ impl ServerConn {
                 }
             };
             let Some(shared) = self.shared() else { return };
-            shared.stats.requests.fetch_add(1, Ordering::Relaxed);
+            shared.stats.answered();
             if shared.record
                 && let Ok(mut targets) = shared.stats.targets.lock()
             {

@@ -6,17 +6,26 @@
 //! `json`, `csv`; by default from the extension), `overwrite` (false: append), `fields`
 //! (a list; default `FEED_EXPORT_FIELDS`, else the first item's keys for CSV), `indent`
 //! (JSON only).
+//!
+//! With a JOBDIR the feeds are part of the job: an item scraped from a response waits
+//! until that response is DONE and is then written with the others of its response;
+//! the feed's length is committed with the `DONE`, and a resume cuts the file back to
+//! the committed length and continues (a JSON array loses its closing bracket and
+//! gets it back at the end), so every item appears exactly once.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
-use std::rc::Rc;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::rc::{Rc, Weak};
 
 use serde_json::Value;
 
 use crate::crawl::context::CrawlContext;
 use crate::crawl::errors::NotConfigured;
 use crate::crawl::item::Item;
+use crate::crawl::jobdir::JobOutput;
+use crate::crawl::jobdir::queue::JOB_ID;
 use crate::crawl::signals::{Signal, SignalArgs};
 use crate::defer::Failure;
 
@@ -58,9 +67,32 @@ struct Feed {
     out: Option<BufWriter<File>>,
     count: u64,
     wrote_header: bool,
+    /// Items held back until their request is done (JOBDIR), by request id.
+    held: HashMap<u64, Vec<Item>>,
 }
 
 impl Feed {
+    /// Reopens the feed at its committed `(length, items)` (a JOBDIR resume).
+    fn resume(&mut self, len: u64, items: u64) -> std::io::Result<()> {
+        let file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .write(true)
+            .truncate(false)
+            .open(&self.path)?;
+        file.set_len(len)?;
+        let mut file = file;
+        file.seek(SeekFrom::End(0))?;
+        let mut out = BufWriter::with_capacity(64 * 1024, file);
+        if len == 0 && self.format == FeedFormat::Json {
+            out.write_all(b"[")?;
+        }
+        self.wrote_header = self.format == FeedFormat::Csv && len > 0;
+        self.count = items;
+        self.out = Some(out);
+        Ok(())
+    }
+
     fn open(&mut self) -> std::io::Result<()> {
         if let Some(parent) = std::path::Path::new(&self.path).parent()
             && !parent.as_os_str().is_empty()
@@ -171,9 +203,54 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+/// One feed as a part of a JOBDIR job.
+struct FeedOutput(Rc<RefCell<Feed>>);
+
+impl JobOutput for FeedOutput {
+    fn name(&self) -> String {
+        self.0.borrow().path.clone()
+    }
+
+    fn request_done(&self, id: u64) {
+        let mut feed = self.0.borrow_mut();
+        let Some(items) = feed.held.remove(&id) else {
+            return;
+        };
+        for item in &items {
+            if let Err(e) = feed.write(item) {
+                log::error!("Error writing to feed {}: {e}", feed.path);
+            }
+        }
+    }
+
+    fn position(&self) -> std::io::Result<(u64, u64)> {
+        let mut feed = self.0.borrow_mut();
+        let count = feed.count;
+        match feed.out.as_mut() {
+            Some(out) => {
+                out.flush()?;
+                Ok((out.get_mut().stream_position()?, count))
+            }
+            None => Ok((0, count)),
+        }
+    }
+
+    fn sync(&self) -> std::io::Result<()> {
+        match self.0.borrow_mut().out.as_mut() {
+            Some(out) => {
+                out.flush()?;
+                out.get_ref().sync_data()
+            }
+            None => Ok(()),
+        }
+    }
+}
+
 /// The feed exporter extension.
 pub struct FeedExporter {
-    feeds: RefCell<Vec<Feed>>,
+    feeds: Vec<Rc<RefCell<Feed>>>,
+    /// Kept alive for the job's weak references.
+    outputs: RefCell<Vec<Rc<dyn JobOutput>>>,
 }
 
 impl FeedExporter {
@@ -226,28 +303,60 @@ impl FeedExporter {
                 out: None,
                 count: 0,
                 wrote_header: false,
+                held: HashMap::new(),
             });
         }
         if feeds.is_empty() {
             return Err(Failure::new(NotConfigured("no FEEDS".into())));
         }
         let me = Rc::new(Self {
-            feeds: RefCell::new(feeds),
+            feeds: feeds
+                .into_iter()
+                .map(|f| Rc::new(RefCell::new(f)))
+                .collect(),
+            outputs: RefCell::new(Vec::new()),
         });
         let m = me.clone();
+        let c = Rc::downgrade(crawler);
         crawler.signals.connect(Signal::SpiderOpened, move |_| {
-            for feed in m.feeds.borrow_mut().iter_mut() {
-                feed.open()
-                    .map_err(|e| Failure::msg(format!("cannot open feed {}: {e}", feed.path)))?;
+            let job = c.upgrade().and_then(|c| c.job().cloned());
+            for feed in &m.feeds {
+                let mut f = feed.borrow_mut();
+                let resumed = job.as_ref().and_then(|j| j.feed_position(&f.path));
+                let r = match resumed {
+                    Some((len, items)) => {
+                        log::info!("Resuming feed {} at {len} bytes ({items} items)", f.path);
+                        f.resume(len, items)
+                    }
+                    None => f.open(),
+                };
+                r.map_err(|e| Failure::msg(format!("cannot open feed {}: {e}", f.path)))?;
+                drop(f);
+                if let Some(job) = &job {
+                    let output: Rc<dyn JobOutput> = Rc::new(FeedOutput(feed.clone()));
+                    job.register_output(Rc::downgrade(&output) as Weak<dyn JobOutput>);
+                    m.outputs.borrow_mut().push(output);
+                }
             }
             Ok(())
         });
         let m = me.clone();
+        let c = Rc::downgrade(crawler);
         crawler.signals.connect(Signal::ItemScraped, move |args| {
-            if let SignalArgs::Item { item, .. } = args {
-                for feed in m.feeds.borrow_mut().iter_mut() {
-                    if let Err(e) = feed.write(item) {
-                        log::error!("Error writing to feed {}: {e}", feed.path);
+            if let SignalArgs::Item { item, response, .. } = args {
+                // With a JOBDIR, items wait for their request to be done.
+                let held_for = c
+                    .upgrade()
+                    .filter(|c| c.job().is_some())
+                    .and(*response)
+                    .and_then(|r| r.request().meta().get(JOB_ID))
+                    .and_then(Value::as_u64);
+                for feed in &m.feeds {
+                    let mut f = feed.borrow_mut();
+                    if let Some(id) = held_for {
+                        f.held.entry(id).or_default().push((*item).clone());
+                    } else if let Err(e) = f.write(item) {
+                        log::error!("Error writing to feed {}: {e}", f.path);
                     }
                 }
             }
@@ -256,7 +365,8 @@ impl FeedExporter {
         let m = me.clone();
         let c = Rc::downgrade(crawler);
         crawler.signals.connect(Signal::SpiderClosed, move |_| {
-            for feed in m.feeds.borrow_mut().iter_mut() {
+            for feed in &m.feeds {
+                let mut feed = feed.borrow_mut();
                 match feed.close() {
                     Ok(()) => {
                         log::info!(
@@ -283,9 +393,11 @@ impl FeedExporter {
     /// Items written to each feed.
     pub fn counts(&self) -> Vec<(String, u64)> {
         self.feeds
-            .borrow()
             .iter()
-            .map(|f| (f.path.clone(), f.count))
+            .map(|f| {
+                let f = f.borrow();
+                (f.path.clone(), f.count)
+            })
             .collect()
     }
 }

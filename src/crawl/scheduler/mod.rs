@@ -120,6 +120,20 @@ pub trait Scheduler {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Whether [`request_finished`](Self::request_finished) should be called (the
+    /// engine keeps a copy of each request only then).
+    fn tracks_requests(&self) -> bool {
+        false
+    }
+
+    /// A request this scheduler handed out is finished: its response (or failure) and
+    /// every output of its callback have been processed — requests scheduled, items
+    /// through the pipelines. A JOBDIR marks it DONE; a shared queue acknowledges its
+    /// lease.
+    fn request_finished(&mut self, request: &Request) {
+        let _ = request;
+    }
 }
 
 /// Schedules an engine pass: what a scheduler calls when a request it answered
@@ -176,6 +190,7 @@ struct Queues {
 /// The default scheduler (Scrapy's `scrapy.core.scheduler.Scheduler`).
 pub struct DefaultScheduler {
     ctx: Weak<CrawlContext>,
+    job: Option<Rc<crate::crawl::jobdir::Job>>,
     dupefilter: Box<dyn DupeFilter>,
     queues: Rc<RefCell<Queues>>,
     wake: Waker,
@@ -191,11 +206,6 @@ impl DefaultScheduler {
     /// are not built yet: refusing it beats ignoring it).
     pub fn from_context(ctx: &Rc<CrawlContext>, sctx: SchedulerContext) -> Result<Self, Failure> {
         let s = &ctx.settings;
-        if let Some(jobdir) = s.get_str("JOBDIR")?.filter(|d| !d.is_empty()) {
-            return Err(Failure::msg(format!(
-                "JOBDIR={jobdir:?}: persistent jobs are not supported yet by this version of trawl"
-            )));
-        }
         let lifo = queues::memory_queue_is_lifo(
             &s.get_str("SCHEDULER_MEMORY_QUEUE")?.unwrap_or_default(),
         )?;
@@ -210,12 +220,37 @@ impl DefaultScheduler {
             sctx.activity.clone(),
         )?;
         let dupefilter = (sctx.dupefilter)()?;
+        let job = ctx.job().cloned();
+        let dqs = match &job {
+            Some(job) => {
+                let aware = match super::settings::normalize_component(&pq).as_str() {
+                    "trawl.DownloaderAwarePriorityQueue" => Some(sctx.activity.clone()),
+                    _ => None,
+                };
+                let mut q = crate::crawl::jobdir::queue::JobQueue::new(
+                    job.clone(),
+                    queues::disk_queue_is_lifo(
+                        &s.get_str("SCHEDULER_DISK_QUEUE")?.unwrap_or_default(),
+                    )?,
+                    queues::disk_queue_is_lifo(
+                        &s.get_str("SCHEDULER_START_DISK_QUEUE")?.unwrap_or_default(),
+                    )?,
+                    aware,
+                );
+                if let Some(rec) = job.take_recovered() {
+                    q.restore(&rec.pending, &rec.slots);
+                }
+                Some(Box::new(q) as Box<dyn RequestQueue>)
+            }
+            None => None,
+        };
         Ok(Self {
             ctx: Rc::downgrade(ctx),
+            job,
             dupefilter,
             queues: Rc::new(RefCell::new(Queues {
                 mqs,
-                dqs: None,
+                dqs,
                 delayed: DelayedQueue::default(),
             })),
             wake: sctx.wake,
@@ -422,6 +457,21 @@ impl Scheduler for DefaultScheduler {
     fn len(&self) -> usize {
         let q = self.queues.borrow();
         q.mqs.len() + q.dqs.as_ref().map_or(0, |d| d.len()) + q.delayed.len()
+    }
+
+    fn tracks_requests(&self) -> bool {
+        self.job.is_some()
+    }
+
+    fn request_finished(&mut self, request: &Request) {
+        if let Some(job) = &self.job
+            && let Some(id) = request
+                .meta()
+                .get(crate::crawl::jobdir::queue::JOB_ID)
+                .and_then(serde_json::Value::as_u64)
+        {
+            job.request_done(id);
+        }
     }
 }
 

@@ -120,6 +120,27 @@ pub fn memory_queue_is_lifo(name: &str) -> Result<bool, Failure> {
     }
 }
 
+/// Whether a disk queue class name is LIFO. Scrapy's names are accepted
+/// (`PickleLifoDiskQueue`, `MarshalFifoDiskQueue`...) for their order only: trawl's
+/// disk queues store request records, never pickles.
+///
+/// # Errors
+///
+/// An unknown class name.
+pub fn disk_queue_is_lifo(name: &str) -> Result<bool, Failure> {
+    match normalize_component(name).as_str() {
+        "trawl.LifoDiskQueue" | "trawl.PickleLifoDiskQueue" | "trawl.MarshalLifoDiskQueue" => {
+            Ok(true)
+        }
+        "trawl.FifoDiskQueue" | "trawl.PickleFifoDiskQueue" | "trawl.MarshalFifoDiskQueue" => {
+            Ok(false)
+        }
+        other => Err(Failure::msg(format!(
+            "unknown disk queue {other:?} (LifoDiskQueue or FifoDiskQueue)"
+        ))),
+    }
+}
+
 /// The factory of memory queues: `lifo` for ordinary requests, `start_lifo` for
 /// requests from `start()`.
 pub fn memory_queues(lifo: bool, start_lifo: bool) -> QueueFactory {

@@ -1,0 +1,407 @@
+//! JOBDIR with real processes and real files: `trawl crawl --jobdir` against a fixture
+//! server in this process, stopped with SIGINT, killed with SIGKILL twenty times,
+//! resumed from truncated and corrupted journals and after a disk-full stop. Every page
+//! must be fetched, every item must appear exactly once, and re-fetches are bounded by
+//! what was in flight at each kill. The test acts "mid-crawl" by waiting on the
+//! server's request counter, never by sleeping a fixed time.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use trawl::testing::{FixtureOptions, FixtureServer};
+
+const CONCURRENCY: u64 = 16;
+
+fn trawl() -> &'static str {
+    env!("CARGO_BIN_EXE_trawl")
+}
+
+fn server(pages: usize) -> FixtureServer {
+    FixtureServer::start(FixtureOptions {
+        pages,
+        record: true,
+        ..FixtureOptions::default()
+    })
+    .expect("fixture server")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("trawl-jobdir-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("tmp dir");
+    d
+}
+
+fn crawl_cmd(srv: &FixtureServer, dir: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(trawl());
+    c.arg("crawl")
+        .arg(srv.url("/index.html"))
+        .arg("--same-domain")
+        .arg("--jobdir")
+        .arg(dir.join("job"))
+        .arg("-o")
+        .arg(dir.join("feed.jl"))
+        .args([
+            "-L",
+            "INFO",
+            "-s",
+            &format!("CONCURRENT_REQUESTS={CONCURRENCY}"),
+        ])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    c
+}
+
+fn spawn(srv: &FixtureServer, dir: &Path) -> Child {
+    crawl_cmd(srv, dir, &[]).spawn().expect("spawn trawl")
+}
+
+fn finish(child: Child) -> (i32, String) {
+    let out = child.wait_with_output().expect("wait");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn signal(child: &Child, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .expect("kill")
+        .success();
+    assert!(ok, "kill {sig} failed");
+}
+
+/// `?a=1&b=2` and `?b=2&a=1` are one page (one fingerprint): which spelling is
+/// fetched depends on which link is found first.
+fn normalize(path: &str) -> String {
+    match path.split_once('?') {
+        Some((p, q)) => {
+            let mut args: Vec<&str> = q.split('&').collect();
+            args.sort_unstable();
+            format!("{p}?{}", args.join("&"))
+        }
+        None => path.to_owned(),
+    }
+}
+
+/// The feed's URLs (without scheme and authority: runs use different ports).
+fn feed_paths(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut v: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("a feed line is not JSON ({e}): {l:?}"));
+            let url = v["url"].as_str().unwrap_or_default().to_owned();
+            normalize(url.splitn(4, '/').nth(3).unwrap_or_default())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Compares two sorted lists of feed URLs, printing only the differences.
+#[track_caller]
+fn assert_same(actual: &[String], expected: &[String], what: &str) {
+    if actual == expected {
+        return;
+    }
+    fn count(v: &[String]) -> HashMap<&str, i32> {
+        let mut m: HashMap<&str, i32> = HashMap::new();
+        for s in v {
+            *m.entry(s.as_str()).or_default() += 1;
+        }
+        m
+    }
+    let (a, e) = (count(actual), count(expected));
+    let mut missing: Vec<&str> = e
+        .iter()
+        .filter(|(k, n)| a.get(*k).copied().unwrap_or(0) < **n)
+        .map(|(k, _)| *k)
+        .collect();
+    let mut extra: Vec<(&str, i32)> = a
+        .iter()
+        .filter(|(k, n)| e.get(*k).copied().unwrap_or(0) < **n)
+        .map(|(k, n)| (*k, *n))
+        .collect();
+    missing.sort_unstable();
+    extra.sort_unstable();
+    panic!(
+        "{what}: {} lines, expected {}; {} missing (first: {:?}); {} extra (first: {:?})",
+        actual.len(),
+        expected.len(),
+        missing.len(),
+        &missing[..missing.len().min(8)],
+        extra.len(),
+        &extra[..extra.len().min(8)]
+    );
+}
+
+/// A crawl without interruption and without a JOBDIR: the reference feed, and how
+/// often it fetched each page (the start URL is fetched twice by design: start
+/// requests are `dont_filter`, as in Scrapy).
+fn reference(pages: usize, name: &str) -> (Vec<String>, HashMap<String, u32>) {
+    let srv = server(pages);
+    let dir = tmp(&format!("ref-{name}"));
+    let out = Command::new(trawl())
+        .arg("crawl")
+        .arg(srv.url("/index.html"))
+        .arg("--same-domain")
+        .arg("-o")
+        .arg(dir.join("feed.jl"))
+        .args(["-L", "WARNING"])
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (feed_paths(&dir.join("feed.jl")), fetches(&srv))
+}
+
+/// Fetches per page (normalized; robots.txt, fetched once per run, aside).
+fn fetches(srv: &FixtureServer) -> HashMap<String, u32> {
+    let mut m = HashMap::new();
+    for (t, n) in srv.stats().targets() {
+        if t != "/robots.txt" {
+            *m.entry(normalize(t.trim_start_matches('/'))).or_default() += n;
+        }
+    }
+    m
+}
+
+/// Fetches beyond the reference run's, and the pages they were for.
+fn refetched(srv: &FixtureServer, reference: &HashMap<String, u32>) -> (u32, Vec<String>) {
+    let mut extra = 0;
+    let mut pages = Vec::new();
+    for (p, n) in fetches(srv) {
+        let r = reference.get(&p).copied().unwrap_or(0);
+        if n > r {
+            extra += n - r;
+            pages.push(p);
+        }
+    }
+    (extra, pages)
+}
+
+fn all_pages_fetched(srv: &FixtureServer, expected: &[String]) {
+    let fetched = fetches(srv);
+    for p in expected {
+        assert!(fetched.contains_key(p), "/{p} never fetched");
+    }
+}
+
+#[test]
+fn sigint_then_resume_fetches_every_page_once() {
+    let pages = 1500;
+    let (expected, ref_fetches) = reference(pages, "sigint");
+    let srv = server(pages);
+    let dir = tmp("sigint");
+    let child = spawn(&srv, &dir);
+    assert!(srv.stats().wait_for_requests(400, Duration::from_secs(60)));
+    signal(&child, "-INT");
+    let (rc, log) = finish(child);
+    assert_eq!(rc, 0, "{log}");
+    assert!(log.contains("Closing spider (shutdown)"), "{log}");
+    let partial = feed_paths(&dir.join("feed.jl"));
+    assert!(!partial.is_empty() && partial.len() < expected.len());
+    let (rc, log) = finish(spawn(&srv, &dir));
+    assert_eq!(rc, 0, "{log}");
+    assert!(log.contains("Resuming the job"), "{log}");
+    assert_same(&feed_paths(&dir.join("feed.jl")), &expected, "the feed");
+    let (again, which) = refetched(&srv, &ref_fetches);
+    assert_eq!(again, 0, "a clean pause re-fetches nothing: {which:?}");
+    all_pages_fetched(&srv, &expected);
+}
+
+#[test]
+fn twenty_kill_nines_lose_nothing_and_double_nothing() {
+    let pages = 5000;
+    let (expected, ref_fetches) = reference(pages, "kill9");
+    let srv = server(pages);
+    let dir = tmp("kill9");
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut kills = 0;
+    let mut requeued = 0u64;
+    let mut logs = String::new();
+    while kills < 20 {
+        let child = spawn(&srv, &dir);
+        let at = srv.stats().requests() + 40 + next() % 200;
+        if !srv.stats().wait_for_requests(at, Duration::from_secs(60)) {
+            panic!("the crawl stalled before request {at}");
+        }
+        if srv.stats().requests() as usize >= pages {
+            // Too late to kill mid-crawl: let this run finish instead.
+            let (rc, log) = finish(child);
+            assert_eq!(rc, 0, "{log}");
+            break;
+        }
+        signal(&child, "-KILL");
+        let (_, log) = finish(child);
+        requeued += resumed_in_progress(&log);
+        logs.push_str(&log);
+        kills += 1;
+    }
+    let (rc, log) = finish(spawn(&srv, &dir));
+    assert_eq!(rc, 0, "{log}");
+    requeued += resumed_in_progress(&log);
+    assert!(kills >= 15, "only {kills} kills landed mid-crawl");
+    assert_same(
+        &feed_paths(&dir.join("feed.jl")),
+        &expected,
+        "no item missing or doubled",
+    );
+    all_pages_fetched(&srv, &expected);
+    let (again, _) = refetched(&srv, &ref_fetches);
+    assert!(
+        u64::from(again) <= kills * CONCURRENCY,
+        "{again} pages fetched twice after {kills} kills"
+    );
+    eprintln!(
+        "{kills} kills: {again} pages fetched again, {requeued} in-progress requests re-queued"
+    );
+}
+
+/// The "N were in progress" of a resume's log line.
+fn resumed_in_progress(log: &str) -> u64 {
+    log.lines()
+        .find(|l| l.contains("Resuming the job"))
+        .and_then(|l| l.split(" (").nth(1))
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_torn_journal_resumes_from_its_valid_prefix() {
+    let pages = 800;
+    let (expected, _) = reference(pages, "torn");
+    let srv = server(pages);
+    let dir = tmp("torn");
+    let child = spawn(&srv, &dir);
+    assert!(srv.stats().wait_for_requests(300, Duration::from_secs(60)));
+    signal(&child, "-KILL");
+    let _ = finish(child);
+    let journal = dir.join("job/journal");
+    let bytes = std::fs::read(&journal).expect("journal");
+    // Cut inside the last records at every byte offset: the job opens each time.
+    let copy = tmp("torn-copy");
+    std::fs::copy(dir.join("job/trawl-job.json"), copy.join("trawl-job.json")).expect("copy");
+    let from = bytes.len().saturating_sub(400);
+    for cut in from..bytes.len() {
+        std::fs::write(copy.join("journal"), &bytes[..cut]).expect("write");
+        let stats: std::rc::Rc<dyn trawl::crawl::stats::StatsCollector> =
+            std::rc::Rc::new(trawl::crawl::stats::MemoryStatsCollector::new());
+        let job = trawl::crawl::jobdir::Job::open(
+            &copy,
+            "crawl",
+            trawl::crawl::jobdir::FsyncPolicy::Never,
+            false,
+            stats.clone(),
+        );
+        let job = job.unwrap_or_else(|e| panic!("cut at {cut}: {e}"));
+        let len = std::fs::metadata(copy.join("journal"))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        assert!(
+            len as usize <= cut,
+            "cut at {cut}: the journal grew to {len}"
+        );
+        drop(job);
+    }
+    // And the crawl completes from a cut journal.
+    std::fs::write(&journal, &bytes[..bytes.len() - 7]).expect("write");
+    let (rc, log) = finish(spawn(&srv, &dir));
+    assert_eq!(rc, 0, "{log}");
+    assert!(log.contains("jobdir/torn_tail_bytes"), "{log}");
+    assert_same(&feed_paths(&dir.join("feed.jl")), &expected, "the feed");
+}
+
+#[test]
+fn a_corrupt_middle_is_a_clear_error_and_salvage_skips_it() {
+    let srv = server(600);
+    let dir = tmp("corrupt");
+    let child = spawn(&srv, &dir);
+    assert!(srv.stats().wait_for_requests(300, Duration::from_secs(60)));
+    signal(&child, "-INT");
+    let _ = finish(child);
+    let journal = dir.join("job/journal");
+    let mut bytes = std::fs::read(&journal).expect("journal");
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x5a;
+    std::fs::write(&journal, &bytes).expect("write");
+    let (rc, log) = finish(spawn(&srv, &dir));
+    assert_ne!(rc, 0, "{log}");
+    assert!(
+        log.contains("corrupt record at byte") && log.contains("journal"),
+        "{log}"
+    );
+    let out = crawl_cmd(&srv, &dir, &["--jobdir-salvage"])
+        .output()
+        .expect("run");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    assert!(log.contains("jobdir/salvaged_regions"), "{log}");
+}
+
+#[test]
+fn a_second_process_and_an_other_version_are_refused() {
+    let srv = server(3000);
+    let dir = tmp("lock");
+    let first = spawn(&srv, &dir);
+    assert!(srv.stats().wait_for_requests(20, Duration::from_secs(60)));
+    let out = crawl_cmd(&srv, &dir, &[]).output().expect("run");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(log.contains("is in use by another process"), "{log}");
+    signal(&first, "-KILL");
+    let _ = finish(first);
+    let meta = dir.join("job/trawl-job.json");
+    let text = std::fs::read_to_string(&meta).expect("meta");
+    std::fs::write(&meta, text.replace("\"version\": 1", "\"version\": 99")).expect("write");
+    let out = crawl_cmd(&srv, &dir, &[]).output().expect("run");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(log.contains("job format 99"), "{log}");
+}
+
+#[test]
+fn disk_full_stops_with_a_clear_error_and_the_job_resumes() {
+    let pages = 1500;
+    let (expected, _) = reference(pages, "full");
+    let srv = server(pages);
+    let dir = tmp("full");
+    // A per-file size limit (EFBIG) stands in for a full disk; SIGXFSZ is ignored so
+    // the write fails instead of killing the process.
+    let cmd = format!(
+        "trap '' XFSZ; ulimit -f 256; exec {} crawl {} --same-domain --jobdir {} -o {} -L INFO",
+        trawl(),
+        srv.url("/index.html"),
+        dir.join("job").display(),
+        dir.join("feed.jl").display()
+    );
+    let out = Command::new("bash")
+        .args(["-c", &cmd])
+        .output()
+        .expect("bash");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{log}");
+    assert!(log.contains("cannot write the job"), "{log}");
+    assert!(log.contains("jobdir_error"), "{log}");
+    let (rc, log) = finish(spawn(&srv, &dir));
+    assert_eq!(rc, 0, "{log}");
+    assert_same(&feed_paths(&dir.join("feed.jl")), &expected, "the feed");
+}
