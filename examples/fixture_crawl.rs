@@ -1,6 +1,7 @@
 // cargo run --release --example fixture_crawl -- [START_URL] [CONCURRENCY] [ITEMS.jsonl]
 //
-// The peer benchmark's crawl (shared/bench/scrapy_fixture/fixture_spider.py) on trawl:
+// The peer benchmark's crawl (shared/bench/scrapy_fixture/fixture_spider.py) on trawl
+// (TRAWL_JOBDIR=DIR in the environment adds a JOBDIR):
 // start at START_URL, stay on its host, follow every link, write one JSON line per
 // `div.quote` (url, text, author). Without a URL it starts an in-process fixture server
 // with 2,000 pages. Prints a JSON summary as its last line.
@@ -43,6 +44,10 @@ fn main() {
         json!({ items.clone(): {"format": "jsonlines", "overwrite": true} }),
         Priority::Cmdline,
     );
+    // The benchmark of the JOBDIR issue runs the same crawl with a job directory.
+    if let Ok(dir) = std::env::var("TRAWL_JOBDIR") {
+        settings.set("JOBDIR", dir, Priority::Cmdline);
+    }
     let started = std::time::Instant::now();
     match run_spider(Box::new(FixtureSpider::new(&start)), settings) {
         Ok(crawler) => {

@@ -405,3 +405,207 @@ fn disk_full_stops_with_a_clear_error_and_the_job_resumes() {
     assert_eq!(rc, 0, "{log}");
     assert_same(&feed_paths(&dir.join("feed.jl")), &expected, "the feed");
 }
+
+#[test]
+fn json_csv_feeds_and_the_bloom_filter_survive_kills() {
+    let pages = 1200;
+    let (expected, _) = reference(pages, "json");
+    let srv = server(pages);
+    let dir = tmp("json");
+    let json = dir.join("feed.json");
+    let csv = dir.join("feed.csv");
+    let extra = [
+        "-o",
+        json.to_str().expect("path"),
+        "-o",
+        csv.to_str().expect("path"),
+        "-s",
+        "DUPEFILTER_CLASS=trawl.BloomDupeFilter",
+        "-s",
+        "BLOOMFILTER_CAPACITY=100000",
+        "-s",
+        "JOBDIR_FSYNC=always",
+    ];
+    for i in 0..5 {
+        let child = crawl_cmd(&srv, &dir, &extra).spawn().expect("spawn");
+        let at = srv.stats().requests() + 100 + i * 37;
+        assert!(srv.stats().wait_for_requests(at, Duration::from_secs(60)));
+        signal(&child, "-KILL");
+        let _ = finish(child);
+    }
+    let out = crawl_cmd(&srv, &dir, &extra).output().expect("run");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    assert!(log.contains("dupefilter/bloom_estimated_fpr"), "{log}");
+    assert_same(
+        &feed_paths(&dir.join("feed.jl")),
+        &expected,
+        "the JSON lines feed",
+    );
+    let array: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json"))
+            .expect("a valid JSON array");
+    let mut from_json: Vec<String> = array
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|v| {
+            normalize(
+                v["url"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .splitn(4, '/')
+                    .nth(3)
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    from_json.sort();
+    assert_same(&from_json, &expected, "the JSON feed");
+    let csv_text = std::fs::read_to_string(&csv).expect("csv");
+    let header = csv_text.lines().next().expect("header").to_owned();
+    assert_eq!(
+        csv_text.lines().filter(|l| **l == *header).count(),
+        1,
+        "one header"
+    );
+    assert_eq!(
+        csv_text.lines().count(),
+        expected.len() + 1,
+        "one row per item"
+    );
+}
+
+/// Closes the spider with `shutdown` after 150 responses: an embedder pausing the crawl
+/// (the extension object itself holds nothing; its signal handler does the work).
+struct PauseAt;
+
+#[test]
+fn an_embedder_pauses_with_close_spider_and_resumes_with_a_new_crawler() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    use trawl::crawl::signals::Signal;
+    use trawl::crawl::{Priority, Registry, Settings, run_spider_with};
+    use trawl::testing::spiders::FixtureSpider;
+
+    let srv = server(600);
+    let dir = tmp("embed");
+    let settings = || {
+        let mut s = Settings::new();
+        s.set(
+            "JOBDIR",
+            dir.join("job").to_str().expect("path"),
+            Priority::Project,
+        );
+        s.set(
+            "FEEDS",
+            serde_json::json!({ dir.join("items.jl").to_str().expect("path"): {"format": "jsonlines"} }),
+            Priority::Project,
+        );
+        s.set("LOG_LEVEL", "WARNING", Priority::Project);
+        s
+    };
+    let mut registry = Registry::with_builtins();
+    registry.register_extension("test.PauseAt", |ctx| {
+        let seen = Rc::new(Cell::new(0));
+        let weak = Rc::downgrade(ctx);
+        ctx.signals.connect(Signal::ResponseReceived, move |_| {
+            seen.set(seen.get() + 1);
+            if seen.get() == 150
+                && let Some(c) = weak.upgrade()
+            {
+                c.close_spider("shutdown");
+            }
+            Ok(())
+        });
+        Ok(Rc::new(PauseAt) as Rc<dyn std::any::Any>)
+    });
+    let mut first = settings();
+    first.set(
+        "EXTENSIONS",
+        serde_json::json!({"test.PauseAt": 500}),
+        Priority::Project,
+    );
+    let c = run_spider_with(
+        Box::new(FixtureSpider::new(&srv.url("/index.html"))),
+        first,
+        registry,
+    )
+    .expect("first run");
+    assert_eq!(
+        c.stats.get_value("finish_reason"),
+        Some(serde_json::json!("shutdown"))
+    );
+    drop(c);
+    let c = run_spider_with(
+        Box::new(FixtureSpider::new(&srv.url("/index.html"))),
+        settings(),
+        Registry::with_builtins(),
+    )
+    .expect("second run");
+    assert_eq!(
+        c.stats.get_value("finish_reason"),
+        Some(serde_json::json!("finished"))
+    );
+    let items = std::fs::read_to_string(dir.join("items.jl")).expect("items");
+    let mut lines: Vec<&str> = items.lines().collect();
+    let total = lines.len();
+    lines.sort_unstable();
+    lines.dedup();
+    assert_eq!(lines.len(), total, "no item twice");
+    // And none missing: a run without a JOBDIR on a twin server yields as many.
+    let twin = server(600);
+    let ref_dir = tmp("embed-ref");
+    let mut s = Settings::new();
+    s.set(
+        "FEEDS",
+        serde_json::json!({ ref_dir.join("items.jl").to_str().expect("path"): {"format": "jsonlines"} }),
+        Priority::Project,
+    );
+    s.set("LOG_LEVEL", "WARNING", Priority::Project);
+    run_spider_with(
+        Box::new(FixtureSpider::new(&twin.url("/index.html"))),
+        s,
+        Registry::with_builtins(),
+    )
+    .expect("reference run");
+    let reference = std::fs::read_to_string(ref_dir.join("items.jl")).expect("items");
+    assert_eq!(total, reference.lines().count(), "every item once");
+    // Every page once: the fixture's pages each have quotes.
+    let fetched = srv.stats().targets();
+    assert!(
+        fetched.iter().all(|(t, n)| t == "/robots.txt" || *n <= 2),
+        "{fetched:?}"
+    );
+}
+
+#[test]
+fn the_spider_state_survives_a_reopen_and_uncommitted_changes_do_not() {
+    use std::rc::Rc;
+    use trawl::crawl::jobdir::{FsyncPolicy, Job};
+    use trawl::crawl::stats::{MemoryStatsCollector, StatsCollector};
+    let dir = tmp("state");
+    let stats = || -> Rc<dyn StatsCollector> { Rc::new(MemoryStatsCollector::new()) };
+    let job = Job::open(&dir, "s", FsyncPolicy::Always, false, stats()).expect("job");
+    job.spider_state().set("pages", 7);
+    job.spider_state()
+        .update(|m| m.insert("seen".into(), serde_json::json!(["a", "b"])));
+    job.commit();
+    // Changed but never committed: a crash here forgets it.
+    job.spider_state().set("pages", 8);
+    drop(job);
+    let job = Job::open(&dir, "s", FsyncPolicy::Never, false, stats()).expect("reopen");
+    assert_eq!(job.spider_state().get("pages"), Some(serde_json::json!(7)));
+    assert_eq!(
+        job.spider_state().get("seen"),
+        Some(serde_json::json!(["a", "b"]))
+    );
+    drop(job);
+    let other = Job::open(&dir, "another", FsyncPolicy::Never, false, stats());
+    assert!(
+        other
+            .err()
+            .is_some_and(|e| e.to_string().contains("belongs to spider")),
+        "another spider's JOBDIR is refused"
+    );
+}

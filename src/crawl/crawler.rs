@@ -94,6 +94,12 @@ impl Registry {
                     as Box<dyn DupeFilter>,
             )
         });
+        r.register_dupefilter("trawl.BloomDupeFilter", |c| {
+            Ok(
+                Box::new(super::dupefilter::BloomDupeFilter::from_context(c)?)
+                    as Box<dyn DupeFilter>,
+            )
+        });
         r.register_dupefilter("trawl.BaseDupeFilter", |_| {
             Ok(Box::new(BaseDupeFilter) as Box<dyn DupeFilter>)
         });

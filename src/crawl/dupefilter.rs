@@ -9,9 +9,6 @@
 //! [`Seen::Later`] Deferred when it is not (a Redis `SADD`); `open` and `close` return
 //! Deferreds. The memory filter never allocates a Deferred.
 
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use super::fingerprint::{FingerprintOptions, fingerprint};
 use super::request::Request;
 use super::settings::Settings;
@@ -67,26 +64,7 @@ impl DupeFilter for BaseDupeFilter {
     }
 }
 
-/// Hashes a fingerprint by its first 8 bytes: SHA1 output is already uniform.
-#[derive(Default, Debug)]
-pub struct FingerprintHasher(u64);
-
-impl Hasher for FingerprintHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut b = [0u8; 8];
-            b[..chunk.len()].copy_from_slice(chunk);
-            self.0 ^= u64::from_le_bytes(b);
-        }
-    }
-}
-
-/// A set of fingerprints.
-pub type FingerprintSet = HashSet<[u8; 20], BuildHasherDefault<FingerprintHasher>>;
+pub use super::seen::{BloomFilter, FingerprintSet};
 
 /// Scrapy's `RFPDupeFilter`. With a JOBDIR, its seen set is the job's committed
 /// fingerprints, loaded when it opens.
@@ -178,5 +156,109 @@ impl DupeFilter for RfpDupeFilter {
             self.logged = true;
         }
         stats.inc("dupefilter/filtered");
+    }
+}
+
+/// An opt-in dupefilter on a [`BloomFilter`] (`DUPEFILTER_CLASS =
+/// "trawl.BloomDupeFilter"`): fixed memory for `BLOOMFILTER_CAPACITY` fingerprints
+/// (default 10,000,000: 24 MB) at `BLOOMFILTER_ERROR_RATE` (default 1e-4), for crawls of
+/// hundreds of millions of URLs (100,000,000 at 1e-4: 240 MB). A false positive drops
+/// a request that was never fetched; the estimated rate is in the stats
+/// (`dupefilter/bloom_estimated_fpr`, parts per million, updated as it grows). With a
+/// JOBDIR it is rebuilt from the job's fingerprints when it opens.
+pub struct BloomDupeFilter {
+    filter: BloomFilter,
+    options: FingerprintOptions,
+    job: Option<std::rc::Rc<super::jobdir::Job>>,
+    stats: std::rc::Weak<dyn StatsCollector>,
+    logged: bool,
+}
+
+impl BloomDupeFilter {
+    /// A filter from `BLOOMFILTER_CAPACITY` and `BLOOMFILTER_ERROR_RATE`.
+    ///
+    /// # Errors
+    ///
+    /// Invalid settings.
+    pub fn from_context(ctx: &std::rc::Rc<super::context::CrawlContext>) -> Result<Self, Failure> {
+        let s = &ctx.settings;
+        let capacity = u64::try_from(s.get_int("BLOOMFILTER_CAPACITY")?).unwrap_or(0);
+        let rate = s.get_float("BLOOMFILTER_ERROR_RATE")?;
+        let filter = BloomFilter::new(capacity, rate).map_err(Failure::msg)?;
+        let (m, k) = BloomFilter::dimensions(capacity, rate).map_err(Failure::msg)?;
+        log::info!(
+            "BloomDupeFilter: {capacity} fingerprints at {rate}: {} MB, {k} probes",
+            m / 8 / 1_000_000
+        );
+        Ok(Self {
+            filter,
+            options: FingerprintOptions::default(),
+            job: ctx.job().cloned(),
+            stats: std::rc::Rc::downgrade(&ctx.stats),
+            logged: false,
+        })
+    }
+
+    fn report(&self) {
+        if let Some(stats) = self.stats.upgrade() {
+            stats.set_value(
+                "dupefilter/bloom_estimated_fpr",
+                serde_json::Value::from((self.filter.estimated_fpr() * 1e6).round() as u64),
+            );
+        }
+    }
+}
+
+impl std::fmt::Debug for BloomDupeFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BloomDupeFilter")
+            .field("filter", &self.filter)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DupeFilter for BloomDupeFilter {
+    fn open(&mut self) -> Deferred<()> {
+        if let Some(job) = self.job.clone() {
+            let filter = &mut self.filter;
+            if let Err(f) = job.for_each_fingerprint(|fp| {
+                filter.insert(fp);
+            }) {
+                return crate::defer::fail(f);
+            }
+        }
+        self.report();
+        crate::defer::succeed(())
+    }
+
+    fn request_seen(&mut self, request: &Request) -> Seen {
+        let fp = fingerprint(request, &self.options);
+        if self.filter.insert(&fp) {
+            if self.filter.shape().2.is_multiple_of(4096) {
+                self.report();
+            }
+            Seen::New
+        } else {
+            Seen::Duplicate
+        }
+    }
+
+    fn close(&mut self, _reason: &str) -> Deferred<()> {
+        self.report();
+        crate::defer::succeed(())
+    }
+
+    fn log(&mut self, request: &Request, stats: &dyn StatsCollector) {
+        if !self.logged {
+            log::debug!(
+                "Filtered duplicate request: {request} - no more duplicates will be shown (BloomDupeFilter)"
+            );
+            self.logged = true;
+        }
+        stats.inc("dupefilter/filtered");
+    }
+
+    fn fingerprint_count(&self) -> Option<usize> {
+        Some(self.filter.shape().2 as usize)
     }
 }

@@ -39,6 +39,7 @@ pub mod response;
 pub mod robots;
 pub mod scheduler;
 pub mod scraper;
+pub mod seen;
 pub mod settings;
 pub mod signals;
 pub mod sitemap;

@@ -141,6 +141,8 @@ fn defaults() -> Vec<(&'static str, Value)> {
             }),
         ),
         ("DOWNLOADER_STATS", json!(true)),
+        ("BLOOMFILTER_CAPACITY", json!(10_000_000)),
+        ("BLOOMFILTER_ERROR_RATE", json!(0.0001)),
         ("DUPEFILTER_CLASS", json!("trawl.RFPDupeFilter")),
         ("DUPEFILTER_DEBUG", json!(false)),
         ("ENGINE_MONITOR_INTERVAL", json!(0)),

@@ -49,7 +49,9 @@ impl SlotActivity {
         self.counts.borrow().get(slot).copied().unwrap_or(0)
     }
 
-    pub(crate) fn add(&self, slot: &str, delta: isize) {
+    /// Changes `slot`'s count of active downloads by `delta` (the downloader does it;
+    /// public for tests and custom downloaders).
+    pub fn add(&self, slot: &str, delta: isize) {
         let mut c = self.counts.borrow_mut();
         let entry = c.entry(slot.to_owned()).or_insert(0);
         *entry = entry.saturating_add_signed(delta);
