@@ -117,3 +117,27 @@ fn content_decoders_survive_random_and_mutated_streams() {
         fuzzing::decode_content(&input);
     }
 }
+
+#[test]
+fn resp_parser_survives_random_and_mutated_replies() {
+    const REPLIES: &[&[u8]] = &[
+        b"\x03+OK\r\n:1\r\n$5\r\nhello\r\n$-1\r\n",
+        b"\x01*3\r\n$3\r\nfoo\r\n*2\r\n:1\r\n$0\r\n\r\n-ERR x\r\n*-1\r\n",
+        b"\x07%1\r\n+k\r\n~2\r\n,1.5\r\n#t\r\n|1\r\n+a\r\n+b\r\n>1\r\n_\r\n=6\r\ntxt:ab\r\n",
+        b"\x1f*2\r\n*2\r\n*2\r\n:1\r\n:2\r\n$3\r\nabc\r\n!3\r\nbad\r\n(12345\r\n",
+    ];
+    let mut rng = Rng(0xBEEF);
+    let mut parsed = 0;
+    for i in 0..50_000 {
+        let input = if i % 10 == 0 {
+            (0..rng.below(200)).map(|_| rng.next() as u8).collect()
+        } else {
+            let seed = REPLIES[rng.below(REPLIES.len())];
+            mutate(&mut rng, seed)
+        };
+        if fuzzing::parse_resp(&input).is_some_and(|n| n > 0) {
+            parsed += 1;
+        }
+    }
+    assert!(parsed > 2_500, "only {parsed} inputs parsed");
+}

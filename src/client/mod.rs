@@ -3,5 +3,8 @@
 //!
 //! * [`http`]: the HTTP/1.1 client the downloader uses — connection pool, proxies,
 //!   TLS, timeouts, size limits, content decoding.
+//! * [`redis`]: the Redis client the distributed layer uses — pipelining, scripts,
+//!   transactions, reconnection with backoff.
 
 pub mod http;
+pub mod redis;

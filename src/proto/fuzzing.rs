@@ -79,3 +79,42 @@ pub fn decode_content(data: &[u8]) {
         assert!(out.len() <= 1 << 20);
     }
 }
+
+/// Feeds `data` to a RESP parser in pieces of the size its first byte encodes, as a
+/// socket would deliver it. Returns how many top-level values it produced, or `None`
+/// on a protocol error.
+pub fn parse_resp(data: &[u8]) -> Option<usize> {
+    use super::resp::{Limits as RespLimits, Parser};
+    let (step, data) = match data.split_first() {
+        Some((&s, rest)) => (usize::from(s % 32) + 1, rest),
+        None => (1, data),
+    };
+    let mut parser = Parser::with_limits(RespLimits {
+        max_line: 512,
+        max_bulk: 4096,
+        max_depth: 16,
+        max_elements: 1024,
+    });
+    let mut buf: Vec<u8> = Vec::new();
+    let mut values = 0;
+    for piece in data.chunks(step) {
+        buf.extend_from_slice(piece);
+        let mut guard = 0;
+        loop {
+            guard += 1;
+            assert!(guard < 100_000, "RESP parser made no progress");
+            match parser.parse(&buf) {
+                Ok((n, v)) => {
+                    buf.drain(..n);
+                    if v.is_some() {
+                        values += 1;
+                    } else {
+                        break;
+                    }
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+    Some(values)
+}

@@ -8,6 +8,8 @@
 //! * [`decode`]: streaming content decoding (gzip, deflate, br) with an output limit, so
 //!   a decompression bomb stops at the limit instead of filling memory.
 //! * [`date`]: HTTP dates (IMF-fixdate, RFC 850, asctime) to and from UNIX seconds.
+//! * [`resp`]: RESP, the Redis protocol: command encoding and a resumable reply
+//!   parser.
 //! * [`Headers`]: ordered, multi-valued, case-insensitive header storage shared by
 //!   requests and responses at every layer above.
 
@@ -15,6 +17,7 @@ pub mod date;
 pub mod decode;
 pub mod headers;
 pub mod http1;
+pub mod resp;
 
 #[doc(hidden)]
 pub mod fuzzing;

@@ -1,12 +1,14 @@
 //! Test doubles shipped for users, as `twisted.internet.testing` and trial do: a
 //! [`ManualClock`], helpers that read a Deferred's result synchronously
 //! ([`success_result_of`], [`failure_result_of`], [`assert_no_result`]) and
-//! [`StringTransport`], an in-memory transport for protocol tests.
+//! [`StringTransport`], an in-memory transport for protocol tests — plus the servers
+//! tests crawl and store into: the [`FixtureServer`] site and a real [`RedisServer`].
 //!
 //! The helpers panic with a clear message when the expectation does not hold: they are
 //! assertions, meant for tests.
 
 pub mod fixture;
+pub mod redis_server;
 mod routes;
 pub mod site;
 pub mod spiders;
@@ -21,6 +23,7 @@ use crate::net::{Protocol, Transport};
 
 pub use crate::reactor::ManualClock;
 pub use fixture::{FixtureOptions, FixtureServer};
+pub use redis_server::{RedisServer, RedisServerOptions};
 pub use site::{Site, author_slug};
 
 /// The value of a Deferred that has already succeeded (trial's `successResultOf`). The

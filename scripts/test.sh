@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need on a fresh Debian machine — a
+# `redis-server` binary (the Redis tests start their own servers on free ports in temp
+# dirs) and a Python venv with scrapy-redis 0.9.1 (the interop test runs a real
+# scrapy-redis worker) — then runs `cargo test` with any arguments given.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+if [ ${#missing[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "== installing ${missing[*]}"
+    as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "error: the tests need ${missing[*]}; install them and run again" >&2
+    exit 1
+  fi
+fi
+
+venv="${TRAWL_PY_VENV:-$PWD/target/venv-redis}"
+if ! "$venv/bin/python" -c 'import scrapy_redis' >/dev/null 2>&1; then
+  echo "== creating the Python venv for the interop tests in $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q -r python/requirements.txt
+fi
+export TRAWL_PYTHON="$venv/bin/python"
+
+cargo test "$@"

@@ -1,0 +1,242 @@
+//! A real `redis-server` for tests and benchmarks: started on 127.0.0.1 on a free port,
+//! in its own temporary directory, stopped (and the directory removed) on drop. It can
+//! be killed and restarted on the same port and data directory (the outage tests).
+//!
+//! When `redis-server` is not installed, [`RedisServer::start`] fails with a message
+//! saying how to install it — tests that need it fail rather than pass silently.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::proto::resp::{Parser, Value, encode_command, parse_all};
+
+/// How to run the server.
+#[derive(Debug, Clone, Default)]
+pub struct RedisServerOptions {
+    /// Persist with the append-only file (`appendonly yes`, `appendfsync always`), so
+    /// a restart on the same directory keeps the data.
+    pub appendonly: bool,
+    /// `requirepass`.
+    pub password: Option<String>,
+    /// Extra `--name value` arguments.
+    pub extra: Vec<(String, String)>,
+}
+
+/// A running `redis-server`.
+#[derive(Debug)]
+pub struct RedisServer {
+    child: Option<Child>,
+    port: u16,
+    dir: PathBuf,
+    options: RedisServerOptions,
+}
+
+/// The binary, from `TRAWL_REDIS_SERVER` or `PATH`.
+fn binary() -> String {
+    std::env::var("TRAWL_REDIS_SERVER").unwrap_or_else(|_| "redis-server".into())
+}
+
+fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+impl RedisServer {
+    /// Starts a server without persistence.
+    ///
+    /// # Errors
+    ///
+    /// `redis-server` is missing or did not come up within 10 s.
+    pub fn start() -> Result<Self, String> {
+        Self::start_with(RedisServerOptions::default())
+    }
+
+    /// Starts a server with `options`.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_with(options: RedisServerOptions) -> Result<Self, String> {
+        let dir =
+            std::env::temp_dir().join(format!("trawl-redis-{}-{}", std::process::id(), next_id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {dir:?}: {e}"))?;
+        let port = free_port().map_err(|e| format!("no free port: {e}"))?;
+        let mut server = Self {
+            child: None,
+            port,
+            dir,
+            options,
+        };
+        server.spawn()?;
+        Ok(server)
+    }
+
+    fn spawn(&mut self) -> Result<(), String> {
+        let mut cmd = Command::new(binary());
+        cmd.arg("--port")
+            .arg(self.port.to_string())
+            .arg("--bind")
+            .arg("127.0.0.1")
+            .arg("--dir")
+            .arg(&self.dir)
+            .arg("--save")
+            .arg("")
+            .arg("--protected-mode")
+            .arg("no")
+            .arg("--daemonize")
+            .arg("no")
+            .arg("--logfile")
+            .arg(self.dir.join("redis.log"));
+        if self.options.appendonly {
+            cmd.args(["--appendonly", "yes", "--appendfsync", "always"]);
+        } else {
+            cmd.args(["--appendonly", "no"]);
+        }
+        if let Some(p) = &self.options.password {
+            cmd.arg("--requirepass").arg(p);
+        }
+        for (k, v) in &self.options.extra {
+            cmd.arg(format!("--{k}")).arg(v);
+        }
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        let child = cmd.spawn().map_err(|e| {
+            format!(
+                "cannot run {} ({e}): install Redis (`apt-get install -y redis-server`) \
+                 or point TRAWL_REDIS_SERVER at the binary",
+                binary()
+            )
+        })?;
+        self.child = Some(child);
+        self.wait_ready()
+    }
+
+    fn wait_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            // A reply other than PONG means the data set is still loading.
+            if let Ok(reply) = self.raw(b"*1\r\n$4\r\nPING\r\n")
+                && (reply.starts_with(b"+PONG") || reply.starts_with(b"-NOAUTH"))
+            {
+                return Ok(());
+            }
+            if let Some(child) = &mut self.child
+                && let Ok(Some(status)) = child.try_wait()
+            {
+                let log = std::fs::read_to_string(self.dir.join("redis.log")).unwrap_or_default();
+                return Err(format!("redis-server exited with {status}: {log}"));
+            }
+            if Instant::now() > deadline {
+                return Err(format!("redis-server did not answer on port {}", self.port));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Sends raw bytes on a fresh blocking connection and returns the first reply
+    /// chunk (a test's side channel, not the client under test).
+    fn raw(&self, bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port))?;
+        s.set_read_timeout(Some(Duration::from_secs(5)))?;
+        s.write_all(bytes)?;
+        let mut buf = vec![0; 1 << 16];
+        let n = s.read(&mut buf)?;
+        buf.truncate(n);
+        Ok(buf)
+    }
+
+    /// Runs one command on a fresh blocking connection (a test's second client, to
+    /// inspect or tamper with keys; never used on a reactor).
+    ///
+    /// # Errors
+    ///
+    /// The connection failed or the reply was not RESP.
+    pub fn call<A: AsRef<[u8]>>(&self, args: &[A]) -> Result<Value, String> {
+        let mut out = Vec::new();
+        if let Some(p) = &self.options.password {
+            encode_command(&[b"AUTH".as_ref(), p.as_bytes()], &mut out);
+        }
+        encode_command(args, &mut out);
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).map_err(|e| e.to_string())?;
+        s.set_read_timeout(Some(Duration::from_secs(30)))
+            .map_err(|e| e.to_string())?;
+        s.write_all(&out).map_err(|e| e.to_string())?;
+        let mut parser = Parser::new();
+        let mut buf = Vec::new();
+        let mut values = Vec::new();
+        let want = if self.options.password.is_some() {
+            2
+        } else {
+            1
+        };
+        let mut chunk = vec![0; 1 << 16];
+        while values.len() < want {
+            let n = s.read(&mut chunk).map_err(|e| e.to_string())?;
+            if n == 0 {
+                return Err("the server closed the connection".into());
+            }
+            buf.extend_from_slice(&chunk[..n]);
+            let (v, used) = parse_all(&mut parser, &buf).map_err(|e| e.to_string())?;
+            buf.drain(..used);
+            values.extend(v);
+        }
+        values.pop().ok_or_else(|| "no reply".into())
+    }
+
+    /// The port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `redis://127.0.0.1:PORT/db`.
+    pub fn url(&self, db: u32) -> String {
+        match &self.options.password {
+            Some(p) => format!("redis://:{p}@127.0.0.1:{}/{db}", self.port),
+            None => format!("redis://127.0.0.1:{}/{db}", self.port),
+        }
+    }
+
+    /// The data directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Kills the server with SIGKILL (no shutdown save) and waits for it to exit.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Starts the server again on the same port and directory.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn restart(&mut self) -> Result<(), String> {
+        self.kill();
+        self.spawn()
+    }
+
+    /// Whether the process is running.
+    pub fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn next_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
