@@ -12,7 +12,7 @@
 //! net       Protocol / Transport (TCP, TLS)             (sans-IO codecs: HTTP/1.1, RESP)
 //! clients   HTTP client with pooling, Redis client
 //! crawl     engine, scheduler, downloader, scraper, middlewares, extensions, JOBDIR
-//! redis     shared queue, dupefilter, pipeline, Redis-fed spider
+//! distributed  shared queue with leases, dupefilter, pipeline, stats, Redis-fed spider
 //! cli       the `trawl` command
 //! ```
 //!
@@ -33,6 +33,7 @@ pub mod cli;
 pub mod client;
 pub mod crawl;
 pub mod defer;
+pub mod distributed;
 pub mod html;
 pub mod net;
 pub mod proto;

@@ -106,6 +106,24 @@ const OPTS: &[Opt] = &[
         commands: &["crawl"],
     },
     Opt {
+        name: "redis",
+        spellings: &["--redis"],
+        value: true,
+        commands: &["crawl"],
+    },
+    Opt {
+        name: "redis-start-key",
+        spellings: &["--redis-start-key"],
+        value: true,
+        commands: &["crawl"],
+    },
+    Opt {
+        name: "name",
+        spellings: &["--name"],
+        value: true,
+        commands: &["crawl"],
+    },
+    Opt {
         name: "headers",
         spellings: &["--headers"],
         value: false,

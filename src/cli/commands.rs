@@ -33,7 +33,8 @@ quote block), like `scrapy bench`. Prints pages/min, items/min, peak RSS and the
 
 const CRAWL_HELP: &str = "\
 Usage: trawl crawl URL... [--allow REGEX]... [--deny REGEX]... [--depth N] [--same-domain]
-                   [--jobdir DIR [--jobdir-salvage]] [-o FILE | -O FILE] [-s NAME=VALUE]...
+                   [--jobdir DIR [--jobdir-salvage]] [--redis URL [--redis-start-key KEY]]
+                   [--name NAME] [-o FILE | -O FILE] [-s NAME=VALUE]...
 
 Follows links from the URLs (a CrawlSpider with one LinkExtractor rule) and writes one
 record per page: url, status, title, depth, links_out, referer. The feed format comes
@@ -47,6 +48,15 @@ obeyed (-s ROBOTSTXT_OBEY=false to ignore it).
   --jobdir DIR    JOBDIR: the crawl's state lives in DIR; run the same command again
                   to resume after Ctrl+C, a crash or kill -9 (nothing lost or doubled)
   --jobdir-salvage  resume past damaged journal records (JOBDIR_SALVAGE)
+  --redis URL     share the crawl through Redis (redis://[:pass@]host:port/db, rediss://):
+                  sets SCHEDULER, DUPEFILTER_CLASS, STATS_CLASS and the items pipeline to
+                  the Redis ones (each can still be overridden with -s). Start any number
+                  of `trawl crawl --redis ...` processes, on any machines: they make one
+                  crawl. The URLs given are pushed once to the start key; workers read
+                  start requests from it (a Redis-fed spider). They stop after being idle
+                  MAX_IDLE_TIME_BEFORE_CLOSE seconds (-s; default 0: never).
+  --redis-start-key KEY  the start-URL key (default NAME:start_urls); URLs are optional
+  --name NAME     the spider's name (default \"crawl\"): it prefixes the Redis keys
 ";
 
 const FETCH_HELP: &str = "\
@@ -187,6 +197,7 @@ fn bench(args: &Args) -> Result<i32, CliError> {
 
 /// The generic page recorder behind `trawl crawl`.
 struct Pages {
+    name: String,
     start: Vec<String>,
     allowed: Vec<String>,
     links: LinkExtractor,
@@ -221,7 +232,7 @@ impl Pages {
 
 impl Spider for Pages {
     fn name(&self) -> &str {
-        "crawl"
+        &self.name
     }
     fn allowed_domains(&self) -> Vec<String> {
         self.allowed.clone()
@@ -240,7 +251,13 @@ impl Spider for Pages {
 }
 
 fn crawl(args: &Args) -> Result<i32, CliError> {
-    if args.positional.is_empty() {
+    let redis = args.value("redis");
+    if args.value("redis-start-key").is_some() && redis.is_none() {
+        return Err(CliError::Usage(
+            "--redis-start-key needs --redis URL".into(),
+        ));
+    }
+    if args.positional.is_empty() && args.value("redis-start-key").is_none() {
         return Err(CliError::Usage("trawl crawl needs at least one URL".into()));
     }
     let mut hosts = Vec::new();
@@ -279,19 +296,39 @@ fn crawl(args: &Args) -> Result<i32, CliError> {
     if args.flag("jobdir-salvage") {
         settings.set("JOBDIR_SALVAGE", true, Priority::Cmdline);
     }
+    if let Some(url) = redis {
+        crate::client::redis::RedisConfig::from_url(url)
+            .map_err(|e| CliError::Usage(format!("--redis: {e}")))?;
+        for (name, value) in crate::distributed::redis_settings(url) {
+            settings.set(name, value, Priority::Command);
+        }
+        settings.set(
+            "ITEM_PIPELINES",
+            serde_json::json!({"trawl.RedisPipeline": 300}),
+            Priority::Command,
+        );
+    }
     apply_common(args, &mut settings)?;
     let pages = Pages {
+        name: args.value("name").unwrap_or("crawl").to_owned(),
         start: args.positional.clone(),
         allowed: if same_domain { hosts } else { Vec::new() },
         links: links.clone(),
     };
     let spider = CrawlSpider::new(pages, vec![Rule::new(links).callback("page").follow(true)]);
-    let crawler = run_crawl(
-        Box::new(spider),
-        settings,
-        Registry::with_builtins(),
-        progress_wanted(args),
-    )?;
+    let spider: Box<dyn crate::crawl::Spider> = if redis.is_some() {
+        let mut s = crate::distributed::RedisSpider::new(Box::new(spider))
+            .with_seeds(args.positional.clone());
+        if let Some(k) = args.value("redis-start-key") {
+            s = s.with_key(k);
+        }
+        Box::new(s)
+    } else {
+        Box::new(spider)
+    };
+    let mut registry = Registry::with_builtins();
+    crate::distributed::register(&mut registry);
+    let crawler = run_crawl(spider, settings, registry, progress_wanted(args))?;
     let reason = crawler
         .stats
         .get_value("finish_reason")

@@ -9,6 +9,7 @@
 //! ([`Spider::set_context`](super::Spider::set_context)), so a Redis-fed spider can
 //! connect to `spider_idle`.
 
+use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::fmt;
 use std::rc::{Rc, Weak};
@@ -93,6 +94,7 @@ pub struct CrawlContext {
     engine: EngineHandle,
     job: Option<Rc<Job>>,
     spider_state: Rc<SpiderState>,
+    resources: RefCell<Vec<(TypeId, Rc<dyn Any>)>>,
 }
 
 impl CrawlContext {
@@ -120,7 +122,39 @@ impl CrawlContext {
             engine: EngineHandle::default(),
             job,
             spider_state,
+            resources: RefCell::new(Vec::new()),
         }
+    }
+
+    /// The crawl's shared `T`, made by `make` on first use: one value per type per
+    /// crawl, shared by every component that asks (the distributed layer keeps its one
+    /// Redis connection here, so the scheduler, dupefilter, pipeline and spider write
+    /// in one order).
+    ///
+    /// # Errors
+    ///
+    /// Whatever `make` returns (nothing is stored then).
+    pub fn resource<T: Any>(
+        &self,
+        make: impl FnOnce() -> Result<Rc<T>, Failure>,
+    ) -> Result<Rc<T>, Failure> {
+        let id = TypeId::of::<T>();
+        let found = self
+            .resources
+            .borrow()
+            .iter()
+            .find(|(t, _)| *t == id)
+            .map(|(_, r)| r.clone());
+        if let Some(r) = found {
+            return r
+                .downcast::<T>()
+                .map_err(|_| Failure::msg("internal: a resource of the wrong type"));
+        }
+        let made = make()?;
+        self.resources
+            .borrow_mut()
+            .push((id, made.clone() as Rc<dyn Any>));
+        Ok(made)
     }
 
     /// The JOBDIR job, when the crawl has one.

@@ -52,6 +52,13 @@ pub trait DupeFilter {
     fn fingerprint_count(&self) -> Option<usize> {
         None
     }
+
+    /// The filter as `Any`, so a scheduler that knows a concrete filter can reach it:
+    /// the Redis scheduler folds a Redis dupefilter's check into the script that
+    /// pushes the request (one atomic step instead of two round trips).
+    fn as_any(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
 }
 
 /// Scrapy's `BaseDupeFilter`: every request is new.

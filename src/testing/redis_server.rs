@@ -32,6 +32,7 @@ pub struct RedisServer {
     port: u16,
     dir: PathBuf,
     options: RedisServerOptions,
+    owned: bool,
 }
 
 /// The binary, from `TRAWL_REDIS_SERVER` or `PATH`.
@@ -68,6 +69,7 @@ impl RedisServer {
             port,
             dir,
             options,
+            owned: true,
         };
         server.spawn()?;
         Ok(server)
@@ -144,6 +146,18 @@ impl RedisServer {
         let n = s.read(&mut buf)?;
         buf.truncate(n);
         Ok(buf)
+    }
+
+    /// A handle on a server someone else runs on `port` (for [`call`](Self::call)
+    /// from code that cannot borrow the owner); dropping it stops nothing.
+    pub fn attach(port: u16) -> Self {
+        Self {
+            child: None,
+            port,
+            dir: PathBuf::new(),
+            options: RedisServerOptions::default(),
+            owned: false,
+        }
     }
 
     /// Runs one command on a fresh blocking connection (a test's second client, to
@@ -230,8 +244,10 @@ impl RedisServer {
 
 impl Drop for RedisServer {
     fn drop(&mut self) {
-        self.kill();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if self.owned {
+            self.kill();
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 

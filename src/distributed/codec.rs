@@ -1,0 +1,416 @@
+//! What requests and items look like in Redis.
+//!
+//! * **Native entries** (trawl's own layout): a 16-hex-digit sequence number (added by
+//!   the enqueue script) followed by the versioned request record
+//!   ([`crate::crawl::record`]). Nothing in it can name code.
+//! * **scrapy-redis entries** (`SCHEDULER_SERIALIZER = "trawl_redis_serializer"`): the
+//!   JSON that `python/trawl_redis_serializer.py` writes for Scrapy's
+//!   `Request.to_dict()` — compact, ASCII-only, bytes as `{"__bytes_b64__": ...}`,
+//!   headers as `{"__dict_items__": [[name, [values]], ...]}` — so a Python worker and
+//!   a trawl worker read each other's requests.
+//! * **Items**: JSON as scrapy-redis's `RedisPipeline` writes it
+//!   (`ScrapyJSONEncoder().encode(item)`: Python's `json.dumps` defaults — `", "` and
+//!   `": "`, non-ASCII escaped, floats as Python's `repr`).
+//!
+//! Decoding never panics: anything else is an error naming what is wrong, and the
+//! caller moves the entry to the `:bad` list.
+
+use serde_json::{Map, Value};
+
+use crate::crawl::fingerprint::push_json_str;
+use crate::crawl::record;
+use crate::crawl::request::{Method, Request};
+use crate::util::{base64_decode, base64_encode};
+
+/// The length of the sequence prefix of a native entry.
+pub const SEQ_PREFIX: usize = 16;
+
+const BYTES_TAG: &str = "__bytes_b64__";
+const DICT_ITEMS_TAG: &str = "__dict_items__";
+
+/// Decodes a native queue entry (sequence prefix + request record).
+///
+/// # Errors
+///
+/// No sequence prefix, or a record error (another version, truncated, garbage).
+pub fn decode_native(member: &[u8]) -> Result<Request, String> {
+    if member.len() < SEQ_PREFIX || !member[..SEQ_PREFIX].iter().all(u8::is_ascii_hexdigit) {
+        return Err("not a trawl queue entry (no sequence prefix)".into());
+    }
+    record::decode(&member[SEQ_PREFIX..]).map_err(|e| e.to_string())
+}
+
+/// Python's `json.dumps(value, ensure_ascii=True)` text, compact (`,` and `:`) or with
+/// the default separators (`, ` and `: `).
+pub fn python_json(value: &Value, compact: bool) -> String {
+    let mut out = String::new();
+    write_python_json(&mut out, value, compact);
+    out
+}
+
+fn write_python_json(out: &mut String, value: &Value, compact: bool) {
+    let (item_sep, key_sep) = if compact { (",", ":") } else { (", ", ": ") };
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => out.push_str(&i.to_string()),
+            (_, Some(u), _) => out.push_str(&u.to_string()),
+            (_, _, Some(f)) => out.push_str(&python_float_repr(f)),
+            _ => out.push_str(&n.to_string()),
+        },
+        Value::String(s) => push_json_str(out, s),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, v) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                write_python_json(out, v, compact);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, v)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                push_json_str(out, k);
+                out.push_str(key_sep);
+                write_python_json(out, v, compact);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Python's `repr(float)`: the shortest round-trip digits, fixed notation for
+/// decimal exponents in [-4, 16), scientific (`1e+16`, `1.5e-05`) otherwise.
+pub fn python_float_repr(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    // `{:e}` gives the shortest round-trip digits: "-1.2345e-7".
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    if (-4..16).contains(&exp) {
+        let point = exp + 1; // digits before the decimal point
+        let body = if point <= 0 {
+            format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
+        } else if point as usize >= digits.len() {
+            format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
+        } else {
+            format!(
+                "{}.{}",
+                &digits[..point as usize],
+                &digits[point as usize..]
+            )
+        };
+        format!("{sign}{body}")
+    } else {
+        let m = if digits.len() > 1 {
+            format!("{}.{}", &digits[..1], &digits[1..])
+        } else {
+            digits
+        };
+        let esign = if exp < 0 { '-' } else { '+' };
+        format!("{sign}{m}e{esign}{:02}", exp.unsigned_abs())
+    }
+}
+
+fn bytes_value(b: &[u8]) -> Value {
+    let mut m = Map::new();
+    m.insert(BYTES_TAG.into(), Value::String(base64_encode(b)));
+    Value::Object(m)
+}
+
+/// The scrapy-redis queue entry for `request`: the JSON of Scrapy 2.19's
+/// `Request.to_dict()` as `trawl_redis_serializer.dumps` writes it.
+pub fn encode_compat(request: &Request) -> String {
+    let mut d = Map::new();
+    d.insert(
+        "url".into(),
+        Value::String(request.url().as_str().to_owned()),
+    );
+    let name = |n: Option<&str>| n.map_or(Value::Null, |s| Value::String(s.to_owned()));
+    d.insert("callback".into(), name(request.callback()));
+    d.insert("errback".into(), name(request.errback()));
+    // Headers: name -> every value, names in first-seen order.
+    let mut grouped: Vec<(&[u8], Vec<&[u8]>)> = Vec::new();
+    for (n, v) in request.headers().iter() {
+        match grouped.iter_mut().find(|(g, _)| g.eq_ignore_ascii_case(n)) {
+            Some((_, vs)) => vs.push(v),
+            None => grouped.push((n, vec![v])),
+        }
+    }
+    let headers = if grouped.is_empty() {
+        Value::Object(Map::new())
+    } else {
+        let items = grouped
+            .into_iter()
+            .map(|(n, vs)| {
+                Value::Array(vec![
+                    bytes_value(n),
+                    Value::Array(vs.into_iter().map(bytes_value).collect()),
+                ])
+            })
+            .collect();
+        let mut m = Map::new();
+        m.insert(DICT_ITEMS_TAG.into(), Value::Array(items));
+        Value::Object(m)
+    };
+    d.insert("headers".into(), headers);
+    d.insert("body".into(), bytes_value(request.body()));
+    let cookies: Map<String, Value> = request
+        .cookies()
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    d.insert("cookies".into(), Value::Object(cookies));
+    let meta: Map<String, Value> = request
+        .meta()
+        .iter()
+        .map(|(k, v)| (k.to_owned(), v.clone()))
+        .collect();
+    d.insert("meta".into(), Value::Object(meta));
+    d.insert(
+        "encoding".into(),
+        Value::String(request.encoding().to_owned()),
+    );
+    d.insert(
+        "flags".into(),
+        Value::Array(request.flags().iter().cloned().map(Value::String).collect()),
+    );
+    d.insert(
+        "cb_kwargs".into(),
+        Value::Object(request.cb_kwargs().cloned().unwrap_or_default()),
+    );
+    d.insert("dont_filter".into(), Value::Bool(request.dont_filter()));
+    d.insert(
+        "method".into(),
+        Value::String(request.method().as_str().to_owned()),
+    );
+    d.insert("priority".into(), Value::from(request.priority()));
+    python_json(&Value::Object(d), true)
+}
+
+fn untag_bytes(v: &Value, what: &str) -> Result<Vec<u8>, String> {
+    match v {
+        Value::Object(m) if m.len() == 1 => match m.get(BYTES_TAG) {
+            Some(Value::String(s)) => {
+                base64_decode(s).ok_or_else(|| format!("{what}: invalid base64"))
+            }
+            _ => Err(format!("{what}: not a bytes value")),
+        },
+        Value::String(s) => Ok(s.as_bytes().to_vec()),
+        _ => Err(format!("{what}: not a bytes value")),
+    }
+}
+
+/// A header's values: a list, or one value.
+fn header_values(vs: &Value) -> Result<Vec<Vec<u8>>, String> {
+    match vs {
+        Value::Array(vs) => vs.iter().map(|v| untag_bytes(v, "header value")).collect(),
+        single => Ok(vec![untag_bytes(single, "header value")?]),
+    }
+}
+
+fn headers_from(v: &Value, request: &mut Request) -> Result<(), String> {
+    let pairs: Vec<(Vec<u8>, Vec<Vec<u8>>)> = match v {
+        Value::Null => return Ok(()),
+        Value::Object(m) if m.is_empty() => return Ok(()),
+        Value::Object(m) => match m.get(DICT_ITEMS_TAG) {
+            Some(Value::Array(items)) if m.len() == 1 => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    let Value::Array(kv) = item else {
+                        return Err("headers: an item is not a pair".into());
+                    };
+                    let [k, vs] = kv.as_slice() else {
+                        return Err("headers: an item is not a pair".into());
+                    };
+                    out.push((untag_bytes(k, "header name")?, header_values(vs)?));
+                }
+                out
+            }
+            _ => {
+                // Plain string keys (a hand-written entry).
+                let mut out = Vec::new();
+                for (k, vs) in m {
+                    out.push((k.as_bytes().to_vec(), header_values(vs)?));
+                }
+                out
+            }
+        },
+        _ => return Err("headers: not an object".into()),
+    };
+    let headers = request.headers_mut();
+    for (name, values) in pairs {
+        for v in values {
+            headers.append(&name, &v);
+        }
+    }
+    Ok(())
+}
+
+/// Reads a scrapy-redis queue entry written by `trawl_redis_serializer` (or
+/// [`encode_compat`]). Only `url` is required.
+///
+/// # Errors
+///
+/// Not JSON, not an object, no `url`, or a field of the wrong shape.
+pub fn decode_compat(member: &[u8]) -> Result<Request, String> {
+    let v: Value = serde_json::from_slice(member).map_err(|e| format!("not JSON: {e}"))?;
+    let Value::Object(d) = v else {
+        return Err("not a JSON object".into());
+    };
+    let url = d
+        .get("url")
+        .and_then(Value::as_str)
+        .ok_or("no \"url\" string")?;
+    let mut r = Request::get(url).map_err(|e| format!("bad url {url:?}: {e}"))?;
+    if let Some(m) = d.get("method").and_then(Value::as_str) {
+        r.set_method(Method::new(m));
+    }
+    match d.get("callback") {
+        Some(Value::String(c)) => r = r.with_callback(c),
+        None | Some(Value::Null) => {}
+        Some(_) => return Err("callback: not a name".into()),
+    }
+    match d.get("errback") {
+        Some(Value::String(c)) => r = r.with_errback(c),
+        None | Some(Value::Null) => {}
+        Some(_) => return Err("errback: not a name".into()),
+    }
+    if let Some(h) = d.get("headers") {
+        headers_from(h, &mut r)?;
+    }
+    if let Some(b) = d.get("body") {
+        let body = untag_bytes(b, "body")?;
+        if !body.is_empty() {
+            r.set_body(body);
+        }
+    }
+    match d.get("cookies") {
+        Some(Value::Object(c)) => {
+            let cookies = c
+                .iter()
+                .map(|(k, v)| {
+                    let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                    (k.clone(), v)
+                })
+                .collect();
+            r.set_cookies(cookies);
+        }
+        Some(Value::Array(list)) => {
+            let mut cookies = Vec::new();
+            for c in list {
+                let (Some(n), Some(v)) = (
+                    c.get("name").and_then(Value::as_str),
+                    c.get("value").and_then(Value::as_str),
+                ) else {
+                    return Err("cookies: an entry without name and value".into());
+                };
+                cookies.push((n.to_owned(), v.to_owned()));
+            }
+            r.set_cookies(cookies);
+        }
+        None | Some(Value::Null) => {}
+        Some(_) => return Err("cookies: not an object or a list".into()),
+    }
+    match d.get("meta") {
+        Some(Value::Object(m)) => {
+            for (k, v) in m {
+                r.meta_mut().insert(k, v.clone());
+            }
+        }
+        None | Some(Value::Null) => {}
+        Some(_) => return Err("meta: not an object".into()),
+    }
+    if let Some(e) = d.get("encoding").and_then(Value::as_str)
+        && !e.eq_ignore_ascii_case("utf-8")
+    {
+        r = r.with_encoding(e);
+    }
+    if let Some(Value::Array(flags)) = d.get("flags") {
+        for f in flags {
+            if let Some(f) = f.as_str() {
+                r.add_flag(f);
+            }
+        }
+    }
+    match d.get("cb_kwargs") {
+        Some(Value::Object(k)) if !k.is_empty() => r.set_cb_kwargs(k.clone()),
+        None | Some(Value::Null | Value::Object(_)) => {}
+        Some(_) => return Err("cb_kwargs: not an object".into()),
+    }
+    if let Some(Value::Bool(b)) = d.get("dont_filter") {
+        r.set_dont_filter(*b);
+    }
+    match d.get("priority") {
+        Some(Value::Number(n)) => {
+            let p = n
+                .as_i64()
+                .and_then(|p| i32::try_from(p).ok())
+                .ok_or("priority: not a 32-bit integer")?;
+            r.set_priority(p);
+        }
+        None | Some(Value::Null) => {}
+        Some(_) => return Err("priority: not an integer".into()),
+    }
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_float_repr_matches_python() {
+        // repr() in CPython 3.11.
+        for (f, want) in [
+            (1.0, "1.0"),
+            (0.1, "0.1"),
+            (-2.5, "-2.5"),
+            (1e16, "1e+16"),
+            (1e15, "1000000000000000.0"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (123456.789, "123456.789"),
+            (1.5e-7, "1.5e-07"),
+            (0.0, "0.0"),
+            (1e300, "1e+300"),
+            (2.5e20, "2.5e+20"),
+        ] {
+            assert_eq!(python_float_repr(f), want, "{f}");
+        }
+    }
+
+    #[test]
+    fn native_entries_need_their_prefix() {
+        let r = Request::get("http://h/").expect("url");
+        let mut m = b"00000000000000ff".to_vec();
+        m.extend(record::encode(&r));
+        assert_eq!(
+            decode_native(&m).expect("decodes").url().as_str(),
+            "http://h/"
+        );
+        assert!(decode_native(&m[1..]).is_err());
+        assert!(decode_native(b"\x80\x04\x95pickle").is_err());
+        assert!(decode_native(b"0000000000000001\x09newer").is_err());
+    }
+}

@@ -1,0 +1,671 @@
+//! [`RedisScheduler`] (`SCHEDULER = "trawl.RedisScheduler"`, alias
+//! `scrapy_redis.scheduler.Scheduler`): the request queue shared by every worker.
+//!
+//! # Keys (all derived from `SCHEDULER_QUEUE_KEY`, `%(spider)s:requests` = `Q`)
+//!
+//! | key | type | holds |
+//! |---|---|---|
+//! | `Q` | ZSET (priority, score = −priority) or LIST (FIFO / LIFO) | the queue |
+//! | `Q:meta` | HASH | `created`, `mode`, `layout`, `seq` (the FIFO sequence) |
+//! | `Q:workers` | ZSET | worker id → lease deadline (server ms) |
+//! | `Q:leases:<worker>` | HASH | sha1(entry) → `"<score> <entry>"` |
+//! | `Q:bad` | LIST | entries that could not be decoded, `DUMP`s of wrong-typed keys |
+//!
+//! # The lease protocol
+//!
+//! A pop (the `POP` script) moves entries from the queue into the popping worker's
+//! lease hash and renews the worker's deadline, in one step; a worker acknowledges a
+//! request (`HDEL`) once its response and every output of its callback are stored —
+//! the enqueue script calls, the pipeline's `RPUSH`es are issued before the ack on the
+//! same connection. Every pop, and a heartbeat every `REDIS_LEASE_TIMEOUT / 3`, puts
+//! back the leases of workers whose deadline passed. A worker killed mid-crawl thus
+//! loses nothing: what it held is fetched again by another (at most its leases are
+//! fetched twice); an ack after the lease was taken back is a no-op.
+//!
+//! # Talking to Redis without blocking
+//!
+//! Enqueues and acks are batched and sent at the end of the reactor turn, with a pop
+//! when the local buffer runs low, in one round trip. `next_request` never waits: it
+//! answers from the buffer or says `Pending` and wakes the engine when the pop
+//! returns. While the queue is empty the scheduler polls on a timer (10 ms doubling
+//! to 1 s), never `BRPOP`. `has_pending_requests` is true until a pop issued after
+//! this worker's last write saw an empty queue and no lease held by anyone, for
+//! `SCHEDULER_IDLE_BEFORE_CLOSE` seconds. During an outage nothing is pulled, writes
+//! wait in the client, and the crawl carries on when Redis is back; if Redis comes
+//! back without the crawl's keys, the spider closes with `redis_data_lost`.
+
+mod io;
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::{Rc, Weak};
+
+use sha1::{Digest, Sha1};
+
+use super::codec::encode_compat;
+use super::dupefilter::{FilterKind, RedisDupeFilter};
+use super::{
+    DEFAULT_LEASE_TIMEOUT, SCHEDULER_QUEUE_KEY, SharedRedis, format_key, setting_secs, setting_str,
+    shared_client,
+};
+use crate::client::redis::{RedisClient, ReplyError, Value};
+use crate::crawl::context::CrawlContext;
+use crate::crawl::dupefilter::{DupeFilter, Seen};
+use crate::crawl::errors::NotConfigured;
+use crate::crawl::record;
+use crate::crawl::request::Request;
+use crate::crawl::scheduler::{Enqueued, NextRequest, Scheduler, SchedulerContext, Waker};
+use crate::crawl::settings::{Priority, Settings};
+use crate::crawl::stats::StatsCollector;
+use crate::defer::{Deferred, Failure};
+use crate::reactor::{DelayedCall, ReactorHandle};
+use crate::util::FxHashMap;
+
+/// The meta key holding a request's lease (a number local to this worker).
+pub const LEASE_META: &str = "_redis_lease";
+
+const POLL_MIN: f64 = 0.01;
+const POLL_MAX: f64 = 1.0;
+
+/// The queue's order (`SCHEDULER_QUEUE_CLASS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueMode {
+    /// `PriorityQueue`: a ZSET, highest priority first, FIFO among equals.
+    Priority,
+    /// `FifoQueue`: a LIST, `LPUSH` / `RPOP`.
+    Fifo,
+    /// `LifoQueue`: a LIST, `LPUSH` / `LPOP`.
+    Lifo,
+}
+
+impl QueueMode {
+    /// From a `SCHEDULER_QUEUE_CLASS` value (scrapy-redis paths, trawl names or
+    /// `priority` / `fifo` / `lifo`).
+    ///
+    /// # Errors
+    ///
+    /// An unknown class.
+    pub fn from_setting(name: &str) -> Result<Self, String> {
+        let class = name.rsplit('.').next().unwrap_or(name).to_ascii_lowercase();
+        match class.as_str() {
+            "priorityqueue" | "spiderpriorityqueue" | "redispriorityqueue" | "priority" => {
+                Ok(Self::Priority)
+            }
+            "fifoqueue" | "spiderqueue" | "redisfifoqueue" | "fifo" => Ok(Self::Fifo),
+            "lifoqueue" | "spiderstack" | "redislifoqueue" | "lifo" => Ok(Self::Lifo),
+            _ => Err(format!("unknown SCHEDULER_QUEUE_CLASS {name:?}")),
+        }
+    }
+
+    fn script_name(self) -> &'static str {
+        match self {
+            Self::Priority => "z",
+            Self::Fifo => "fifo",
+            Self::Lifo => "lifo",
+        }
+    }
+}
+
+/// How entries are written (`SCHEDULER_SERIALIZER`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// trawl's request record with a FIFO sequence prefix (the default).
+    Native,
+    /// scrapy-redis's layout with `trawl_redis_serializer` JSON, shared with Python
+    /// workers (leases hold for trawl's pops only).
+    ScrapyRedis,
+}
+
+impl Layout {
+    fn script_name(self) -> &'static str {
+        match self {
+            Self::Native => "native",
+            Self::ScrapyRedis => "compat",
+        }
+    }
+}
+
+/// The keys.
+#[derive(Debug, Clone)]
+struct Keys {
+    queue: String,
+    meta: String,
+    workers: String,
+    lease_prefix: String,
+    mine: String,
+    bad: String,
+    dupefilter: String,
+}
+
+/// How duplicates are filtered.
+enum Filter {
+    /// Inside the enqueue script.
+    Redis(FilterKind),
+    /// A local dupefilter (`DUPEFILTER_CLASS` is not a Redis one).
+    Local(Box<dyn DupeFilter>),
+}
+
+struct Enqueue {
+    args: [Vec<u8>; 4],
+    url: String,
+    answer: Option<Deferred<bool>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Remote {
+    seq: u64,
+    qlen: i64,
+    leased: i64,
+}
+
+#[derive(Default)]
+struct State {
+    buffer: VecDeque<(Request, String)>,
+    leases: FxHashMap<u64, String>,
+    next_lease: u64,
+    enq: Vec<Enqueue>,
+    acks: Vec<String>,
+    bad: Vec<(String, Vec<u8>)>,
+    flush_timer: Option<DelayedCall>,
+    pop_inflight: bool,
+    pop_wanted: bool,
+    flush_seq: u64,
+    mutation_seq: u64,
+    remote: Option<Remote>,
+    idle_since: Option<f64>,
+    poll_delay: f64,
+    poll_timer: Option<DelayedCall>,
+    heartbeat: Option<DelayedCall>,
+    opened: bool,
+    closing: bool,
+    lost: bool,
+    dupes_logged: bool,
+}
+
+struct Config {
+    mode: QueueMode,
+    layout: Layout,
+    persist: bool,
+    flush_on_start: bool,
+    idle_before_close: f64,
+    lease_ms: u64,
+    prefetch: usize,
+    debug: bool,
+}
+
+struct Inner {
+    ctx: Weak<CrawlContext>,
+    stats: Rc<dyn StatsCollector>,
+    shared: Rc<SharedRedis>,
+    reactor: ReactorHandle,
+    keys: Keys,
+    config: Config,
+    filter: RefCell<Filter>,
+    wake: Waker,
+    st: RefCell<State>,
+    me: Weak<Inner>,
+}
+
+/// The shared Redis queue.
+pub struct RedisScheduler {
+    inner: Rc<Inner>,
+}
+
+impl std::fmt::Debug for RedisScheduler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisScheduler")
+            .field("queue", &self.inner.keys.queue)
+            .field("worker", &self.inner.shared.worker_id)
+            .finish_non_exhaustive()
+    }
+}
+
+fn sha1_hex(b: &[u8]) -> String {
+    let d: [u8; 20] = Sha1::digest(b).into();
+    let mut s = String::with_capacity(40);
+    crate::crawl::fingerprint::push_hex(&mut s, &d);
+    s
+}
+
+fn layout_from(settings: &Settings) -> Result<Layout, Failure> {
+    match settings.get_str("SCHEDULER_SERIALIZER")?.as_deref() {
+        None | Some("" | "trawl.record" | "record") => Ok(Layout::Native),
+        Some("trawl_redis_serializer" | "json") => Ok(Layout::ScrapyRedis),
+        Some(other) if other.contains("pickle") => Err(Failure::new(NotConfigured(format!(
+            "SCHEDULER_SERIALIZER {other:?}: trawl never reads or writes pickle (anyone who \
+             can write to Redis could run code); use \"trawl_redis_serializer\" on the \
+             Python side and here"
+        )))),
+        Some(other) => Err(Failure::msg(format!(
+            "unknown SCHEDULER_SERIALIZER {other:?} (use the default request record or \
+             \"trawl_redis_serializer\")"
+        ))),
+    }
+}
+
+impl RedisScheduler {
+    /// The scheduler from the crawl's settings: `SCHEDULER_QUEUE_KEY`,
+    /// `SCHEDULER_QUEUE_CLASS`, `SCHEDULER_SERIALIZER`, `SCHEDULER_PERSIST`,
+    /// `SCHEDULER_FLUSH_ON_START`, `SCHEDULER_IDLE_BEFORE_CLOSE`,
+    /// `REDIS_LEASE_TIMEOUT` (60 s), `REDIS_PREFETCH` (`CONCURRENT_REQUESTS`), and the
+    /// dupefilter `DUPEFILTER_CLASS` names (a Redis one unless the user chose
+    /// another).
+    ///
+    /// # Errors
+    ///
+    /// A malformed setting or no reactor.
+    pub fn from_context(ctx: &Rc<CrawlContext>, sctx: SchedulerContext) -> Result<Self, Failure> {
+        let s = &ctx.settings;
+        let spider = ctx.spider_name();
+        let queue = format_key(
+            &setting_str(s, "SCHEDULER_QUEUE_KEY", SCHEDULER_QUEUE_KEY)?,
+            spider,
+        );
+        let mode = QueueMode::from_setting(&setting_str(
+            s,
+            "SCHEDULER_QUEUE_CLASS",
+            "scrapy_redis.queue.PriorityQueue",
+        )?)
+        .map_err(Failure::msg)?;
+        let shared = shared_client(ctx)?;
+        let reactor = ctx
+            .reactor()
+            .cloned()
+            .ok_or_else(|| Failure::new(NotConfigured("no reactor".into())))?;
+        // A Redis dupefilter unless the user named another one.
+        let df: Box<dyn DupeFilter> = if s.priority("DUPEFILTER_CLASS") == Some(Priority::Default) {
+            Box::new(RedisDupeFilter::from_context(ctx)?)
+        } else {
+            (sctx.dupefilter)()?
+        };
+        let (filter, df_key) = match df
+            .as_any()
+            .and_then(|a| a.downcast_ref::<RedisDupeFilter>())
+        {
+            Some(r) => (Filter::Redis(r.kind().clone()), r.key().to_owned()),
+            None => (Filter::Local(df), String::new()),
+        };
+        let idle = s.get_float("SCHEDULER_IDLE_BEFORE_CLOSE")?;
+        if idle < 0.0 {
+            return Err(Failure::msg(
+                "SCHEDULER_IDLE_BEFORE_CLOSE must not be negative",
+            ));
+        }
+        let lease = setting_secs(s, "REDIS_LEASE_TIMEOUT", DEFAULT_LEASE_TIMEOUT)?.max(1.0);
+        let prefetch = if s.get("REDIS_PREFETCH").is_some() {
+            s.get_usize("REDIS_PREFETCH")?
+        } else {
+            s.get_usize("CONCURRENT_REQUESTS")?
+        }
+        .max(1);
+        let worker = shared.worker_id.clone();
+        let keys = Keys {
+            meta: format!("{queue}:meta"),
+            workers: format!("{queue}:workers"),
+            lease_prefix: format!("{queue}:leases:"),
+            mine: format!("{queue}:leases:{worker}"),
+            bad: format!("{queue}:bad"),
+            dupefilter: df_key,
+            queue,
+        };
+        let scripts = super::scripts::scripts();
+        for sc in [
+            &scripts.open,
+            &scripts.enqueue,
+            &scripts.pop,
+            &scripts.close,
+        ] {
+            shared.client.load_script(sc);
+        }
+        let config = Config {
+            mode,
+            layout: layout_from(s)?,
+            persist: s.get_bool("SCHEDULER_PERSIST")?,
+            flush_on_start: s.get_bool("SCHEDULER_FLUSH_ON_START")?,
+            idle_before_close: idle,
+            lease_ms: (lease * 1000.0) as u64,
+            prefetch,
+            debug: s.get_bool("DUPEFILTER_DEBUG")?,
+        };
+        Ok(Self {
+            inner: Rc::new_cyclic(|me| Inner {
+                ctx: Rc::downgrade(ctx),
+                stats: ctx.stats.clone(),
+                shared,
+                reactor,
+                keys,
+                config,
+                filter: RefCell::new(filter),
+                wake: sctx.wake,
+                st: RefCell::new(State {
+                    poll_delay: POLL_MIN,
+                    ..State::default()
+                }),
+                me: me.clone(),
+            }),
+        })
+    }
+
+    /// The queue key.
+    pub fn queue_key(&self) -> &str {
+        &self.inner.keys.queue
+    }
+
+    /// This worker's id (the owner of its leases).
+    pub fn worker_id(&self) -> &str {
+        &self.inner.shared.worker_id
+    }
+
+    /// The queue length and the leases held by all workers, as of the last pop.
+    pub fn remote_counts(&self) -> Option<(i64, i64)> {
+        self.inner.st.borrow().remote.map(|r| (r.qlen, r.leased))
+    }
+
+    /// Requests popped and not yet acknowledged by this worker (buffered or in
+    /// progress).
+    pub fn leases_held(&self) -> usize {
+        let st = self.inner.st.borrow();
+        st.leases.len() + st.buffer.len()
+    }
+}
+
+fn client(inner: &Inner) -> &RedisClient {
+    &inner.shared.client
+}
+
+impl Scheduler for RedisScheduler {
+    fn open(&mut self) -> Deferred<()> {
+        let i = self.inner.clone();
+        let scripts = super::scripts::scripts();
+        let flush = if i.config.flush_on_start { "1" } else { "0" };
+        let lease = i.config.lease_ms.to_string();
+        let blocks = i.bloom_blocks().to_string();
+        let d = client(&i).eval(
+            &scripts.open,
+            &[
+                &i.keys.meta,
+                &i.keys.queue,
+                &i.keys.dupefilter,
+                &i.keys.workers,
+            ],
+            &[
+                flush,
+                &i.shared.worker_id,
+                &lease,
+                i.config.mode.script_name(),
+                i.config.layout.script_name(),
+                &blocks,
+            ],
+        );
+        let weak = Rc::downgrade(&i);
+        let hook = weak.clone();
+        client(&i).on_connect(move || {
+            if let Some(i) = hook.upgrade()
+                && i.st.borrow().opened
+            {
+                i.want_pop();
+            }
+        });
+        d.then(move |r| {
+            let i = weak
+                .upgrade()
+                .ok_or_else(|| Failure::msg("the scheduler is gone"))?;
+            let v = r.map_err(|f| match f.downcast_ref::<ReplyError>() {
+                Some(e) if e.kind() == "TRAWLLAYOUT" => Failure::msg(e.message.clone()),
+                _ => f,
+            })?;
+            let num = |k: usize| v.as_array().and_then(|a| a.get(k)).and_then(Value::as_int);
+            let queued = num(0).unwrap_or(0);
+            if num(1).unwrap_or(0) > 0 {
+                i.wrong_type(&i.keys.queue);
+            }
+            if queued > 0 {
+                log::info!("Resuming crawl ({queued} requests scheduled)");
+            }
+            i.st.borrow_mut().opened = true;
+            i.start_heartbeat();
+            if let Filter::Redis(FilterKind::Bloom {
+                bits,
+                hashes,
+                capacity,
+                rate,
+            }) = &*i.filter.borrow()
+            {
+                i.stats
+                    .set_value("dupefilter/bloom/capacity", (*capacity).into());
+                i.stats
+                    .set_value("dupefilter/bloom/error_rate", (*rate).into());
+                i.stats.set_value("dupefilter/bloom/bits", (*bits).into());
+                i.stats
+                    .set_value("dupefilter/bloom/hashes", (*hashes).into());
+            }
+            i.want_pop();
+            Ok::<(), Failure>(())
+        })
+    }
+
+    fn close(&mut self, reason: &str) -> Deferred<()> {
+        let i = self.inner.clone();
+        {
+            let mut st = i.st.borrow_mut();
+            for t in [
+                st.poll_timer.take(),
+                st.heartbeat.take(),
+                st.flush_timer.take(),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                let _ = t.cancel();
+            }
+        }
+        // Acks still batched go first.
+        i.flush();
+        i.st.borrow_mut().closing = true;
+        log::debug!("Closing the Redis scheduler ({reason})");
+        let scripts = super::scripts::scripts();
+        let persist = if i.config.persist { "1" } else { "0" };
+        let blocks = i.bloom_blocks().to_string();
+        let d = client(&i).eval(
+            &scripts.close,
+            &[
+                &i.keys.workers,
+                &i.keys.mine,
+                &i.keys.queue,
+                &i.keys.dupefilter,
+                &i.keys.meta,
+            ],
+            &[
+                i.shared.worker_id.as_str(),
+                persist,
+                i.config.mode.script_name(),
+                &i.keys.lease_prefix,
+                &blocks,
+            ],
+        );
+        let timeout = client(&i).config().command_timeout;
+        if timeout > 0.0 {
+            d.add_timeout(timeout, i.reactor.clock());
+        }
+        let i2 = i.clone();
+        let closed = d.then(move |r| {
+            match r {
+                Ok(v) => {
+                    let num =
+                        |k: usize| v.as_array().and_then(|a| a.get(k)).and_then(Value::as_int);
+                    let requeued = num(0).unwrap_or(0);
+                    if requeued > 0 {
+                        log::info!(
+                            "Returned {requeued} unfinished requests to {}",
+                            i2.keys.queue
+                        );
+                        i2.stats.inc_value("scheduler/redis/returned", requeued);
+                    }
+                    if num(2) == Some(1) {
+                        log::info!(
+                            "Last worker out: deleted {} and its dupefilter (SCHEDULER_PERSIST \
+                             is off)",
+                            i2.keys.queue
+                        );
+                    }
+                }
+                Err(f) => log::error!(
+                    "Could not return this worker's leases to {} ({f}); other workers will \
+                     re-queue them after REDIS_LEASE_TIMEOUT",
+                    i2.keys.queue
+                ),
+            }
+            let c = client(&i2).counters();
+            let s = &i2.stats;
+            s.set_value("redis/commands", c.commands.into());
+            s.set_value("redis/round_trips", c.round_trips.into());
+            s.set_value("redis/bytes_sent", c.bytes_sent.into());
+            s.set_value("redis/bytes_received", c.bytes_received.into());
+            s.set_value("redis/reconnects", c.connects.saturating_sub(1).into());
+            Ok::<(), Failure>(())
+        });
+        if let Filter::Local(df) = &mut *i.filter.borrow_mut() {
+            let _ = df.close(reason);
+        }
+        closed
+    }
+
+    fn has_pending_requests(&self) -> bool {
+        let i = &self.inner;
+        if i.is_idle_remote() {
+            return false;
+        }
+        // Not known to be idle: make sure a fresh look is on its way.
+        let need = {
+            let st = i.st.borrow();
+            st.opened && !st.pop_inflight && st.poll_timer.is_none() && st.buffer.is_empty()
+        };
+        if need {
+            i.want_pop();
+        }
+        true
+    }
+
+    fn enqueue_request(&mut self, mut request: Request) -> Enqueued {
+        let i = self.inner.clone();
+        request.meta_mut().remove(LEASE_META);
+        let mut answer = None;
+        let (flag, fp) = if request.dont_filter() {
+            ("1", String::new())
+        } else {
+            let mut filter = i.filter.borrow_mut();
+            match &mut *filter {
+                Filter::Redis(kind) => {
+                    let d = Deferred::new();
+                    answer = Some(d);
+                    ("0", kind.argument(&request))
+                }
+                Filter::Local(df) => match df.request_seen(&request) {
+                    Seen::New => ("1", String::new()),
+                    Seen::Duplicate => {
+                        df.log(&request, &*i.stats);
+                        return Enqueued::Dropped;
+                    }
+                    Seen::Later(d) => {
+                        drop(filter);
+                        let me = Rc::downgrade(&i);
+                        return Enqueued::Later(d.then(move |seen| {
+                            let seen = seen.unwrap_or(false);
+                            if !seen && let Some(i) = me.upgrade() {
+                                let mut r = request;
+                                r.set_dont_filter(true);
+                                let mut s = RedisScheduler { inner: i };
+                                let _ = s.enqueue_request(r);
+                            }
+                            Ok::<bool, Failure>(!seen)
+                        }));
+                    }
+                },
+            }
+        };
+        let payload = match i.config.layout {
+            Layout::Native => record::encode(&request),
+            Layout::ScrapyRedis => encode_compat(&request).into_bytes(),
+        };
+        let score = (-i64::from(request.priority())).to_string();
+        let url = request.url().as_str().to_owned();
+        let result = match &answer {
+            Some(d) => Enqueued::Later(d.clone()),
+            None => Enqueued::Accepted,
+        };
+        {
+            let mut st = i.st.borrow_mut();
+            st.enq.push(Enqueue {
+                args: [flag.into(), fp.into_bytes(), score.into_bytes(), payload],
+                url,
+                answer,
+            });
+            st.idle_since = None;
+        }
+        let low = i.st.borrow().buffer.len() < i.config.prefetch;
+        if low {
+            i.want_pop();
+        } else {
+            i.schedule_flush();
+        }
+        result
+    }
+
+    fn next_request(&mut self) -> NextRequest {
+        let i = &self.inner;
+        let (next, low, empty) = {
+            let mut st = i.st.borrow_mut();
+            if st.lost || st.closing {
+                return NextRequest::Empty;
+            }
+            match st.buffer.pop_front() {
+                Some((mut req, field)) => {
+                    st.next_lease += 1;
+                    let id = st.next_lease;
+                    st.leases.insert(id, field);
+                    req.meta_mut().insert_static(LEASE_META, id);
+                    let low = st.buffer.len() < i.config.prefetch.div_ceil(2);
+                    (Some(req), low, false)
+                }
+                None => (None, true, true),
+            }
+        };
+        if let Some(req) = next {
+            i.stats.inc("scheduler/dequeued/redis");
+            if low {
+                i.want_pop();
+            }
+            return NextRequest::Ready(req);
+        }
+        debug_assert!(empty);
+        let polling = i.st.borrow().poll_timer.is_some();
+        if !polling {
+            i.want_pop();
+        }
+        if i.is_idle_remote() {
+            NextRequest::Empty
+        } else {
+            NextRequest::Pending
+        }
+    }
+
+    fn len(&self) -> usize {
+        let st = self.inner.st.borrow();
+        st.buffer.len() + st.remote.map_or(0, |r| r.qlen.max(0) as usize)
+    }
+
+    fn tracks_requests(&self) -> bool {
+        true
+    }
+
+    fn request_finished(&mut self, request: &Request) {
+        let Some(id) = request.meta().get_i64(LEASE_META) else {
+            return;
+        };
+        let field = self.inner.st.borrow_mut().leases.remove(&(id as u64));
+        if let Some(f) = field {
+            self.inner.st.borrow_mut().acks.push(f);
+            self.inner.schedule_flush();
+        }
+    }
+}

@@ -1,0 +1,386 @@
+//! The Lua scripts behind the distributed components. Each one is atomic on the
+//! server, idempotent where the client may send it twice (a retry after a lost
+//! connection), and repairs a key of the wrong type instead of failing forever: the
+//! key's `DUMP` goes to the list `<key>:bad` and the key is deleted (nothing lost; a
+//! user can `RESTORE` it), and the count comes back for the log and the stats.
+//!
+//! Scripts build the per-worker lease keys from a prefix (`<queue>:leases:<worker>`),
+//! so they run on a single Redis server or a primary, not on Redis Cluster.
+//!
+//! Lease values are `"<score> <member>"` for a priority queue and `"L <member>"` for
+//! a list, keyed by `sha1(member)`: enough to put the entry back where it was.
+
+use std::sync::OnceLock;
+
+use crate::client::redis::Script;
+
+const PRELUDE: &str = r"
+local function fix_type(key, want)
+  local t = redis.call('TYPE', key)['ok']
+  if t == 'none' or t == want then return 0 end
+  redis.call('RPUSH', key .. ':bad', redis.call('DUMP', key))
+  redis.call('DEL', key)
+  return 1
+end
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function qtype(mode)
+  if mode == 'z' then return 'zset' end
+  return 'list'
+end
+local function requeue(q, mode, value)
+  local sp = string.find(value, ' ', 1, true)
+  if not sp then return 0 end
+  local score = string.sub(value, 1, sp - 1)
+  local member = string.sub(value, sp + 1)
+  if mode == 'z' then
+    if score == 'L' then score = '0' end
+    redis.call('ZADD', q, score, member)
+  elseif mode == 'fifo' then
+    redis.call('RPUSH', q, member)
+  else
+    redis.call('LPUSH', q, member)
+  end
+  return 1
+end
+local function reap(q, mode, workers, prefix, now, me)
+  local n = 0
+  local dead = redis.call('ZRANGEBYSCORE', workers, '-inf', now, 'LIMIT', 0, 16)
+  for _, w in ipairs(dead) do
+    if w ~= me then
+      local h = prefix .. w
+      local kv = redis.call('HGETALL', h)
+      for i = 2, #kv, 2 do n = n + requeue(q, mode, kv[i]) end
+      redis.call('DEL', h, h .. ':last')
+      redis.call('ZREM', workers, w)
+    end
+  end
+  return n
+end
+local function qlen(q, mode)
+  if mode == 'z' then return redis.call('ZCARD', q) end
+  return redis.call('LLEN', q)
+end
+local function leased_total(workers, prefix)
+  local total = 0
+  for _, w in ipairs(redis.call('ZRANGE', workers, 0, -1)) do
+    total = total + redis.call('HLEN', prefix .. w)
+  end
+  return total
+end
+local function bloom_add(prefix, spec)
+  local bits = {}
+  local all = true
+  for b, o in string.gmatch(spec, '(%d+):(%d+)') do
+    local key = prefix .. ':' .. b
+    bits[#bits + 1] = {key, o}
+    if all and redis.call('GETBIT', key, o) == 0 then all = false end
+  end
+  if all then return 0 end
+  for _, kb in ipairs(bits) do redis.call('SETBIT', kb[1], kb[2], 1) end
+  redis.call('INCR', prefix .. ':count')
+  return 1
+end
+local function del_bloom(prefix, blocks)
+  for b = 0, blocks - 1 do redis.call('DEL', prefix .. ':' .. b) end
+  redis.call('DEL', prefix .. ':count')
+end
+";
+
+/// `OPEN`: KEYS meta, queue, dupefilter, workers; ARGV flush (`1`), worker, lease ms,
+/// mode, layout, bloom blocks. Flushes when asked (queue, dupefilter, meta), creates
+/// the crawl's meta hash (`created`, `mode`, `layout`) or checks that an existing one
+/// matches this worker's configuration (error `TRAWLLAYOUT` otherwise), registers the
+/// worker. Returns `{queue length, keys repaired}`.
+const OPEN: &str = r"
+local meta, q, df, workers = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local flush, me, lease, mode, layout, blocks = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5], tonumber(ARGV[6])
+if flush == '1' then
+  redis.call('DEL', q, df, meta)
+  del_bloom(df, blocks)
+end
+local now = now_ms()
+local fixed = fix_type(meta, 'hash')
+if redis.call('HEXISTS', meta, 'created') == 0 then
+  redis.call('HSET', meta, 'created', now, 'mode', mode, 'layout', layout)
+else
+  local m = redis.call('HMGET', meta, 'mode', 'layout')
+  if m[1] ~= mode or m[2] ~= layout then
+    return redis.error_reply('TRAWLLAYOUT the queue ' .. q .. ' holds ' .. tostring(m[2]) .. ' entries in a ' .. tostring(m[1]) .. ' queue; this worker is configured for ' .. layout .. ' entries in a ' .. mode .. ' queue')
+  end
+end
+redis.call('ZADD', workers, now + lease, me)
+fixed = fixed + fix_type(q, qtype(mode))
+return {qlen(q, mode), fixed}
+";
+
+/// `ENQUEUE`: KEYS queue, dupefilter, meta; ARGV mode, layout, filter (`set`,
+/// `bloom`, `none`), then four per request: `dont_filter` (`1`/`0`), fingerprint
+/// (hex, or `block:bit,...` for a Bloom filter), score, payload. Native entries get a
+/// 16-hex-digit sequence prefix from `meta.seq`, so equal scores pop in FIFO order
+/// and identical requests stay distinct. Returns `{keys repaired, 1|0 per request}`
+/// (0 = a duplicate, not stored).
+const ENQUEUE: &str = r"
+local q, df, meta = KEYS[1], KEYS[2], KEYS[3]
+local mode, layout, filter = ARGV[1], ARGV[2], ARGV[3]
+local fixed = fix_type(q, qtype(mode))
+if filter == 'set' then fixed = fixed + fix_type(df, 'set') end
+local out = {fixed}
+for i = 4, #ARGV, 4 do
+  local new = 1
+  if ARGV[i] ~= '1' then
+    if filter == 'set' then
+      new = redis.call('SADD', df, ARGV[i + 1])
+    elseif filter == 'bloom' then
+      new = bloom_add(df, ARGV[i + 1])
+    end
+  end
+  if new == 1 then
+    local member = ARGV[i + 3]
+    if layout == 'native' then
+      member = string.format('%016x', redis.call('HINCRBY', meta, 'seq', 1)) .. member
+    end
+    if mode == 'z' then
+      redis.call('ZADD', q, ARGV[i + 2], member)
+    else
+      redis.call('LPUSH', q, member)
+    end
+  end
+  out[#out + 1] = new
+end
+return out
+";
+
+/// `POP`: KEYS queue, workers, this worker's leases, meta; ARGV mode, count, worker,
+/// lease ms, lease key prefix, token. Renews this worker's deadline, re-queues the
+/// leases of workers whose deadline passed, pops up to `count` entries and leases
+/// them. Returns `{-1}` when the meta hash is gone (the database lost the crawl), else
+/// `{requeued, queue length, leases held by all workers, keys repaired, entries...}`.
+/// With count 0 it is the heartbeat.
+///
+/// Idempotent: the token and the popped lease fields are kept in `<leases>:last`, and
+/// a pop sent again with the same token (its reply was lost with the connection)
+/// returns the same entries instead of leasing more that the worker would never see.
+const POP: &str = r"
+local q, workers, mine, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local mode, n, me, lease, prefix, token = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6]
+if redis.call('TYPE', meta)['ok'] ~= 'hash' or redis.call('HEXISTS', meta, 'created') == 0 then
+  return {-1}
+end
+local now = now_ms()
+redis.call('ZADD', workers, now + lease, me)
+local last = mine .. ':last'
+local out
+if redis.call('HGET', last, 'token') == token then
+  out = {0, 0, 0, 0}
+  for _, f in ipairs(cjson.decode(redis.call('HGET', last, 'fields'))) do
+    local v = redis.call('HGET', mine, f)
+    if v then
+      local sp = string.find(v, ' ', 1, true)
+      if sp then out[#out + 1] = string.sub(v, sp + 1) end
+    end
+  end
+else
+  local requeued = reap(q, mode, workers, prefix, now, me)
+  local fixed = fix_type(q, qtype(mode))
+  out = {requeued, 0, 0, fixed}
+  local fields = {}
+  if n > 0 then
+    if mode == 'z' then
+      local got = redis.call('ZRANGE', q, 0, n - 1, 'WITHSCORES')
+      if #got > 0 then redis.call('ZREMRANGEBYRANK', q, 0, #got / 2 - 1) end
+      for i = 1, #got, 2 do
+        local f = redis.sha1hex(got[i])
+        redis.call('HSET', mine, f, got[i + 1] .. ' ' .. got[i])
+        fields[#fields + 1] = f
+        out[#out + 1] = got[i]
+      end
+    else
+      for _ = 1, n do
+        local m
+        if mode == 'fifo' then m = redis.call('RPOP', q) else m = redis.call('LPOP', q) end
+        if not m then break end
+        local f = redis.sha1hex(m)
+        redis.call('HSET', mine, f, 'L ' .. m)
+        fields[#fields + 1] = f
+        out[#out + 1] = m
+      end
+    end
+  end
+  local encoded = '[]'
+  if #fields > 0 then encoded = cjson.encode(fields) end
+  redis.call('HSET', last, 'token', token, 'fields', encoded)
+end
+out[2] = qlen(q, mode)
+out[3] = leased_total(workers, prefix)
+return out
+";
+
+/// `CLOSE`: KEYS workers, this worker's leases, queue, dupefilter, meta; ARGV
+/// worker, persist (`1`), mode, lease key prefix, bloom blocks. Puts this worker's
+/// unfinished leases back, unregisters it, and — when nothing persists and no other
+/// worker is alive — deletes the queue, the dupefilter and the crawl's bookkeeping
+/// (the last worker out). Returns `{requeued, other live workers, cleared 1|0}`.
+const CLOSE: &str = r"
+local workers, mine, q, df, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local me, persist, mode, prefix, blocks = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+local kv = redis.call('HGETALL', mine)
+local requeued = 0
+for i = 2, #kv, 2 do requeued = requeued + requeue(q, mode, kv[i]) end
+redis.call('DEL', mine, mine .. ':last')
+redis.call('ZREM', workers, me)
+local live = redis.call('ZCOUNT', workers, '(' .. now_ms(), '+inf')
+local cleared = 0
+if persist ~= '1' and live == 0 then
+  for _, w in ipairs(redis.call('ZRANGE', workers, 0, -1)) do
+    redis.call('DEL', prefix .. w, prefix .. w .. ':last')
+  end
+  redis.call('DEL', workers, q, df, meta)
+  del_bloom(df, blocks)
+  cleared = 1
+end
+return {requeued, live, cleared}
+";
+
+/// `PUSH_LIST`: KEYS list; ARGV values. `RPUSH` after repairing the key's type.
+/// Returns `{length, keys repaired}`.
+const PUSH_LIST: &str = r"
+local fixed = fix_type(KEYS[1], 'list')
+return {redis.call('RPUSH', KEYS[1], unpack(ARGV)), fixed}
+";
+
+/// `FETCH_START`: KEYS start key; ARGV kind (`list`, `set`, `zset`), count. Takes a
+/// batch the way scrapy-redis does (LRANGE+LTRIM from the head, SPOP, or the highest
+/// scores of a sorted set). Returns `{keys repaired, remaining, payloads...}`.
+const FETCH_START: &str = r"
+local key, kind, n = KEYS[1], ARGV[1], tonumber(ARGV[2])
+local fixed = fix_type(key, kind)
+local got
+if kind == 'list' then
+  got = redis.call('LRANGE', key, 0, n - 1)
+  redis.call('LTRIM', key, n, -1)
+elseif kind == 'set' then
+  got = redis.call('SPOP', key, n)
+else
+  got = redis.call('ZREVRANGE', key, 0, n - 1)
+  redis.call('ZREMRANGEBYRANK', key, -n, -1)
+end
+local left
+if kind == 'list' then left = redis.call('LLEN', key)
+elseif kind == 'set' then left = redis.call('SCARD', key)
+else left = redis.call('ZCARD', key) end
+local out = {fixed, left}
+for _, v in ipairs(got) do out[#out + 1] = v end
+return out
+";
+
+/// `BLOOM`: KEYS Bloom key prefix; ARGV probes (`block:bit,...`). Checks and sets
+/// the bits in one step. Returns 1 when the fingerprint is new, 0 when every bit was
+/// already set.
+const BLOOM: &str = r"
+return bloom_add(KEYS[1], ARGV[1])
+";
+
+/// `SEED`: KEYS start key, the crawl's meta hash; ARGV kind (`list`, `set`,
+/// `zset`), URLs. Pushes the URLs to the start key once per crawl: the first worker
+/// to run marks the meta hash (`seeded:<start key>`); later ones push nothing. Without
+/// a meta hash (no Redis scheduler) it always pushes. Returns the URLs pushed.
+const SEED: &str = r"
+local key, meta, kind = KEYS[1], KEYS[2], ARGV[1]
+if redis.call('TYPE', meta)['ok'] == 'hash' and redis.call('HEXISTS', meta, 'created') == 1 then
+  if redis.call('HSETNX', meta, 'seeded:' .. key, 1) == 0 then return 0 end
+end
+fix_type(key, kind)
+for i = 2, #ARGV do
+  if kind == 'list' then redis.call('RPUSH', key, ARGV[i])
+  elseif kind == 'set' then redis.call('SADD', key, ARGV[i])
+  else redis.call('ZADD', key, 0, ARGV[i]) end
+end
+return #ARGV - 1
+";
+
+/// `STATS`: KEYS stats hash; ARGV triples `op field value` with op `i` (HINCRBY),
+/// `f` (HINCRBYFLOAT), `s` (HSET), `max`, `min` (numeric compare, then HSET). Returns
+/// the keys repaired.
+const STATS: &str = r"
+local key = KEYS[1]
+local fixed = fix_type(key, 'hash')
+for i = 1, #ARGV, 3 do
+  local op, f, v = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  if op == 'i' then redis.call('HINCRBY', key, f, v)
+  elseif op == 'f' then redis.call('HINCRBYFLOAT', key, f, v)
+  elseif op == 's' then redis.call('HSET', key, f, v)
+  else
+    local cur = tonumber(redis.call('HGET', key, f))
+    local new = tonumber(v)
+    if cur == nil or (op == 'max' and new > cur) or (op == 'min' and new < cur) then
+      redis.call('HSET', key, f, v)
+    end
+  end
+end
+return fixed
+";
+
+/// `STATS_CLOSE`: KEYS stats hash, workers; ARGV persist. Deletes the stats hash
+/// when nothing persists and no worker is alive (the last worker out).
+const STATS_CLOSE: &str = r"
+if ARGV[1] == '1' then return 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if redis.call('ZCOUNT', KEYS[2], '(' .. now, '+inf') > 0 then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+";
+
+/// The scripts, compiled (hashed) once.
+#[derive(Debug)]
+pub struct Scripts {
+    /// See `OPEN`.
+    pub open: Script,
+    /// See `ENQUEUE`.
+    pub enqueue: Script,
+    /// See `POP`.
+    pub pop: Script,
+    /// See `CLOSE`.
+    pub close: Script,
+    /// See `PUSH_LIST`.
+    pub push_list: Script,
+    /// See `FETCH_START`.
+    pub fetch_start: Script,
+    /// See `BLOOM`.
+    pub bloom: Script,
+    /// See `SEED`.
+    pub seed: Script,
+    /// See `STATS`.
+    pub stats: Script,
+    /// See `STATS_CLOSE`.
+    pub stats_close: Script,
+}
+
+thread_local! {
+    static SCRIPTS: OnceLock<std::rc::Rc<Scripts>> = const { OnceLock::new() };
+}
+
+/// The scripts (one copy per thread).
+pub fn scripts() -> std::rc::Rc<Scripts> {
+    SCRIPTS.with(|s| {
+        s.get_or_init(|| {
+            let with = |body: &str| Script::new(&format!("{PRELUDE}{body}"));
+            std::rc::Rc::new(Scripts {
+                open: with(OPEN),
+                enqueue: with(ENQUEUE),
+                pop: with(POP),
+                close: with(CLOSE),
+                push_list: with(PUSH_LIST),
+                fetch_start: with(FETCH_START),
+                bloom: with(BLOOM),
+                seed: with(SEED),
+                stats: with(STATS),
+                stats_close: Script::new(STATS_CLOSE),
+            })
+        })
+        .clone()
+    })
+}

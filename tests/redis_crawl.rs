@@ -1,0 +1,537 @@
+//! Crawls through a real `redis-server` (started on a free port in a temp dir) against
+//! the fixture site, in this process: the scrapy-redis key layout inspected with a
+//! second connection, each setting, FIFO among equal priorities, `dont_filter`
+//! duplicates, leases of a dead worker re-queued, the last worker out, bad entries and
+//! wrongly typed keys quarantined, the database lost mid-crawl, the Bloom filter.
+
+mod util;
+
+use std::collections::HashSet;
+
+use serde_json::{Value as Json, json};
+use trawl::client::redis::Value;
+use trawl::crawl::{
+    Crawler, Item, Output, Priority, Registry, Request, Response, Settings, record, run_spider_with,
+};
+use trawl::distributed::scrapy_redis_fingerprint;
+use trawl::distributed::scripts::scripts;
+use trawl::testing::{FixtureServer, RedisServer};
+use util::live::{LiveSpider, Seen, crawl_with, get};
+
+fn redis() -> RedisServer {
+    RedisServer::start().expect("redis-server is needed for this test")
+}
+
+fn site(pages: usize) -> FixtureServer {
+    FixtureServer::with_pages(pages).expect("fixture server")
+}
+
+/// Follows every same-host link and yields one item per page.
+fn follow_site(r: &Response) -> Vec<Output> {
+    let host = r.url().host_str().unwrap_or_default().to_owned();
+    let mut out: Vec<Output> = r
+        .follow_all(r.css("a::attr(href)").getall().iter().map(String::as_str))
+        .into_iter()
+        .filter(|q| q.url().host_str() == Some(host.as_str()))
+        .map(Output::Request)
+        .collect();
+    out.push(Output::Item(Item::new().with("url", r.url().as_str())));
+    out
+}
+
+fn settings(srv: &RedisServer, extra: &[(&str, Json)]) -> Vec<(String, Json)> {
+    let mut s: Vec<(String, Json)> = vec![
+        ("REDIS_URL".into(), srv.url(0).into()),
+        ("SCHEDULER".into(), "trawl.RedisScheduler".into()),
+        ("STATS_CLASS".into(), "trawl.RedisStatsCollector".into()),
+        ("ITEM_PIPELINES".into(), json!({"trawl.RedisPipeline": 300})),
+        ("ROBOTSTXT_OBEY".into(), false.into()),
+        ("SCHEDULER_PERSIST".into(), true.into()),
+    ];
+    for (k, v) in extra {
+        s.retain(|(n, _)| n != k);
+        s.push(((*k).to_owned(), v.clone()));
+    }
+    s
+}
+
+fn run(
+    spider: LiveSpider,
+    settings: &[(String, Json)],
+) -> (std::rc::Rc<Crawler>, std::rc::Rc<Seen>) {
+    let borrowed: Vec<(&str, Json)> = settings
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
+    crawl_with(spider, &borrowed, trawl::distributed::register)
+}
+
+fn stat(c: &Crawler, key: &str) -> i64 {
+    c.stats.get_int(key)
+}
+
+fn int(v: Value) -> i64 {
+    v.as_int().expect("an integer reply")
+}
+
+fn strings(v: Value) -> Vec<Vec<u8>> {
+    v.as_array()
+        .expect("an array reply")
+        .iter()
+        .map(|x| x.as_bytes().expect("bulk").to_vec())
+        .collect()
+}
+
+#[test]
+fn a_crawl_lays_out_its_keys_like_scrapy_redis() {
+    let fixture = site(150);
+    let srv = redis();
+    let start = get(&fixture.url("/index.html"));
+    let fp = scrapy_redis_fingerprint(&start);
+    let spider = LiveSpider::new(vec![start]).follow(follow_site);
+    let (c, seen) = run(spider, &settings(&srv, &[]));
+    let paths = seen.paths();
+    let unique: HashSet<&String> = paths.iter().collect();
+    assert_eq!(
+        stat(&c, "scheduler/enqueued/redis"),
+        stat(&c, "scheduler/dequeued/redis")
+    );
+    // Every page once.
+    assert_eq!(paths.len(), unique.len(), "{paths:?}");
+    assert!(unique.len() > 150, "{}", unique.len());
+    assert_eq!(c.stats.get_value("finish_reason"), Some("finished".into()));
+
+    // The dupefilter: a SET of 40-hex scrapy-redis fingerprints.
+    assert_eq!(s(&srv, &["TYPE", "live:dupefilter"]), "set");
+    let members = strings(
+        srv.call(&["SMEMBERS", "live:dupefilter"])
+            .expect("smembers"),
+    );
+    // LiveSpider's start requests are filtered like any other: one fingerprint per
+    // request enqueued.
+    assert_eq!(members.len() as i64, stat(&c, "scheduler/enqueued/redis"));
+    assert!(
+        members
+            .iter()
+            .all(|m| m.len() == 40 && m.iter().all(u8::is_ascii_hexdigit))
+    );
+    // Under scrapy-redis's fingerprint.
+    assert_eq!(
+        int(srv
+            .call(&["SISMEMBER", "live:dupefilter", &fp])
+            .expect("sismember")),
+        1
+    );
+    let page = scrapy_redis_fingerprint(&get(&fixture.url("/s/000/00001.html")));
+    assert_eq!(
+        int(srv
+            .call(&["SISMEMBER", "live:dupefilter", &page])
+            .expect("sismember")),
+        1
+    );
+    // Items: JSON, one per page.
+    let items = strings(
+        srv.call(&["LRANGE", "live:items", "0", "-1"])
+            .expect("items"),
+    );
+    assert_eq!(items.len(), paths.len());
+    let first: Json = serde_json::from_slice(&items[0]).expect("an item is JSON");
+    assert!(
+        first["url"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("http://"))
+    );
+    // The queue is drained (and so gone); its bookkeeping persists.
+    assert_eq!(
+        int(srv.call(&["EXISTS", "live:requests"]).expect("exists")),
+        0
+    );
+    assert_eq!(s(&srv, &["HGET", "live:requests:meta", "mode"]), "z");
+    assert_eq!(s(&srv, &["HGET", "live:requests:meta", "layout"]), "native");
+    assert_eq!(
+        int(srv
+            .call(&["ZCARD", "live:requests:workers"])
+            .expect("zcard")),
+        0
+    );
+    // Stats from every worker in one hash.
+    assert_eq!(
+        s(&srv, &["HGET", "live:stats", "scheduler/dequeued/redis"]),
+        stat(&c, "scheduler/dequeued/redis").to_string()
+    );
+    // Round trips: batched and pipelined.
+    let rt = stat(&c, "redis/round_trips");
+    assert!(
+        rt > 0 && rt < paths.len() as i64,
+        "{rt} round trips for {} pages",
+        paths.len()
+    );
+}
+
+fn s(srv: &RedisServer, args: &[&str]) -> String {
+    match srv.call(args).expect("call") {
+        Value::Nil => String::new(),
+        v => String::from_utf8_lossy(v.as_bytes().expect("a string reply")).into_owned(),
+    }
+}
+
+/// Enqueues `requests` with trawl's own enqueue script, as a worker would.
+fn enqueue(srv: &RedisServer, queue: &str, requests: &[Request]) {
+    let script = scripts().enqueue.source().to_owned();
+    let mut args: Vec<Vec<u8>> = vec![
+        b"EVAL".to_vec(),
+        script.into_bytes(),
+        b"3".to_vec(),
+        queue.as_bytes().to_vec(),
+        format!("{}-df", queue).into_bytes(),
+        format!("{queue}:meta").into_bytes(),
+        b"z".to_vec(),
+        b"native".to_vec(),
+        b"set".to_vec(),
+    ];
+    for r in requests {
+        args.push(if r.dont_filter() {
+            b"1".to_vec()
+        } else {
+            b"0".to_vec()
+        });
+        args.push(scrapy_redis_fingerprint(r).into_bytes());
+        args.push((-i64::from(r.priority())).to_string().into_bytes());
+        args.push(record::encode(r));
+    }
+    srv.call(&args).expect("enqueue script");
+}
+
+#[test]
+fn equal_priorities_pop_in_fifo_order_and_dont_filter_twins_both_run() {
+    let fixture = site(50);
+    let srv = redis();
+    let url = |i: u32| fixture.url(&format!("/s/000/{i:05}.html"));
+    let mut reqs: Vec<Request> = [9, 3, 7, 1].iter().map(|&i| get(&url(i))).collect();
+    reqs.push(get(&url(20)).with_priority(5));
+    reqs.push(get(&url(5)).with_dont_filter(true));
+    reqs.push(get(&url(5)).with_dont_filter(true));
+    reqs.push(get(&url(3))); // a duplicate: dropped by the script
+    enqueue(&srv, "live:requests", &reqs);
+    assert_eq!(
+        int(srv.call(&["ZCARD", "live:requests"]).expect("zcard")),
+        7
+    );
+    let spider = LiveSpider::new(vec![]);
+    let (c, seen) = run(
+        spider,
+        &settings(
+            &srv,
+            &[
+                ("CONCURRENT_REQUESTS", 1.into()),
+                ("REDIS_PREFETCH", 1.into()),
+            ],
+        ),
+    );
+    let order: Vec<String> = seen.paths();
+    let want: Vec<String> = [20, 9, 3, 7, 1, 5, 5]
+        .iter()
+        .map(|i| format!("/s/000/{i:05}.html"))
+        .collect();
+    assert_eq!(order, want);
+    assert_eq!(stat(&c, "scheduler/dequeued/redis"), 7);
+}
+
+#[test]
+fn a_dead_workers_leases_are_requeued_and_fetched() {
+    let fixture = site(50);
+    let srv = redis();
+    let lost = get(&fixture.url("/s/000/00011.html"));
+    let mut member = b"00000000000000aa".to_vec();
+    member.extend(record::encode(&lost));
+    let mut value = b"0 ".to_vec();
+    value.extend(&member);
+    let field = "ghost-entry";
+    // A worker that died holding a lease: its deadline is long past.
+    srv.call(&[
+        b"HSET".as_ref(),
+        b"live:requests:leases:ghost",
+        field.as_bytes(),
+        &value,
+    ])
+    .expect("hset");
+    srv.call(&["ZADD", "live:requests:workers", "1", "ghost"])
+        .expect("zadd");
+    let (c, seen) = run(LiveSpider::new(vec![]), &settings(&srv, &[]));
+    assert_eq!(seen.paths(), vec!["/s/000/00011.html".to_owned()]);
+    assert_eq!(stat(&c, "scheduler/redis/requeued"), 1);
+    assert_eq!(
+        int(srv
+            .call(&["EXISTS", "live:requests:leases:ghost"])
+            .expect("exists")),
+        0
+    );
+    assert_eq!(
+        int(srv
+            .call(&["ZCARD", "live:requests:workers"])
+            .expect("zcard")),
+        0
+    );
+}
+
+#[test]
+fn only_the_last_worker_out_clears_the_queue() {
+    let fixture = site(30);
+    let srv = redis();
+    let no_persist = [("SCHEDULER_PERSIST", false.into())];
+    // Another worker is alive (its deadline is an hour away).
+    let far = (std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("time")
+        .as_millis()
+        + 3_600_000)
+        .to_string();
+    srv.call(&["ZADD", "live:requests:workers", &far, "other"])
+        .expect("zadd");
+    let spider = LiveSpider::new(vec![get(&fixture.url("/index.html"))]).follow(follow_site);
+    run(spider, &settings(&srv, &no_persist));
+    assert_eq!(
+        int(srv.call(&["EXISTS", "live:dupefilter"]).expect("exists")),
+        1
+    );
+    assert_eq!(
+        int(srv.call(&["EXISTS", "live:requests:meta"]).expect("exists")),
+        1
+    );
+    // The other worker leaves; the next one to close is the last out.
+    srv.call(&["ZREM", "live:requests:workers", "other"])
+        .expect("zrem");
+    let spider = LiveSpider::new(vec![get(&fixture.url("/s/000/00001.html"))]);
+    run(spider, &settings(&srv, &no_persist));
+    for key in [
+        "live:dupefilter",
+        "live:requests:meta",
+        "live:requests:workers",
+        "live:stats",
+    ] {
+        assert_eq!(int(srv.call(&["EXISTS", key]).expect("exists")), 0, "{key}");
+    }
+    // Items are never deleted.
+    assert!(int(srv.call(&["LLEN", "live:items"]).expect("llen")) > 30);
+}
+
+#[test]
+fn bad_entries_and_wrong_key_types_are_quarantined_and_the_crawl_goes_on() {
+    let fixture = site(30);
+    let srv = redis();
+    let good = get(&fixture.url("/s/000/00002.html"));
+    enqueue(&srv, "live:requests", std::slice::from_ref(&good));
+    let record_bytes = record::encode(&good);
+    let mut truncated = b"0000000000000100".to_vec();
+    truncated.extend(&record_bytes[..5]);
+    let mut newer = b"0000000000000101".to_vec();
+    newer.extend(b"\x09future record");
+    let bad: Vec<Vec<u8>> = vec![
+        // A pickle of {'url': ...} (protocol 4), as scrapy-redis's default serializer
+        // writes: never unpickled.
+        b"\x80\x04\x95\x1c\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x03url\x94\x8c\x0chttp://x.test\x94s.".to_vec(),
+        b"garbage".to_vec(),
+        truncated,
+        newer,
+        br#"{"url": "http://h.test/json"}"#.to_vec(),
+    ];
+    for (i, b) in bad.iter().enumerate() {
+        srv.call(&[
+            b"ZADD".as_ref(),
+            b"live:requests",
+            i.to_string().as_bytes(),
+            b,
+        ])
+        .expect("zadd");
+    }
+    // Wrong types where a list and a hash belong.
+    srv.call(&["SADD", "live:items", "not-a-list"])
+        .expect("sadd");
+    srv.call(&["RPUSH", "live:stats", "not-a-hash"])
+        .expect("rpush");
+    let spider = LiveSpider::new(vec![])
+        .follow(|r| vec![Output::Item(Item::new().with("url", r.url().as_str()))]);
+    let (c, seen) = util::capture_logs(|| run(spider, &settings(&srv, &[]))).0;
+    assert_eq!(seen.paths(), vec!["/s/000/00002.html".to_owned()]);
+    assert_eq!(stat(&c, "scheduler/redis/bad_entries"), 5);
+    let quarantined = strings(
+        srv.call(&["LRANGE", "live:requests:bad", "0", "-1"])
+            .expect("lrange"),
+    );
+    assert_eq!(quarantined.len(), 5);
+    for b in &bad {
+        assert!(
+            quarantined.contains(b),
+            "{:?} not quarantined",
+            String::from_utf8_lossy(b)
+        );
+    }
+    // The wrongly typed keys were moved aside (as DUMPs) and the right ones made.
+    assert_eq!(s(&srv, &["TYPE", "live:items"]), "list");
+    assert_eq!(int(srv.call(&["LLEN", "live:items"]).expect("llen")), 1);
+    assert_eq!(int(srv.call(&["LLEN", "live:items:bad"]).expect("llen")), 1);
+    assert_eq!(s(&srv, &["TYPE", "live:stats"]), "hash");
+    assert_eq!(int(srv.call(&["LLEN", "live:stats:bad"]).expect("llen")), 1);
+}
+
+#[test]
+fn a_wrongly_typed_queue_key_is_moved_aside() {
+    let fixture = site(30);
+    let srv = redis();
+    srv.call(&["SET", "live:requests", "oops"]).expect("set");
+    let spider = LiveSpider::new(vec![get(&fixture.url("/s/000/00003.html"))]);
+    let (c, seen) = run(spider, &settings(&srv, &[]));
+    assert_eq!(seen.paths(), vec!["/s/000/00003.html".to_owned()]);
+    assert!(stat(&c, "scheduler/redis/wrong_type_keys") >= 1);
+    let dumps = strings(
+        srv.call(&["LRANGE", "live:requests:bad", "0", "-1"])
+            .expect("lrange"),
+    );
+    assert_eq!(dumps.len(), 1);
+    // The DUMP restores to the original value.
+    srv.call(&[b"RESTORE".as_ref(), b"restored", b"0", &dumps[0]])
+        .expect("restore");
+    assert_eq!(s(&srv, &["GET", "restored"]), "oops");
+}
+
+#[test]
+fn queue_classes_and_a_mismatched_worker() {
+    let fixture = site(60);
+    let srv = redis();
+    for (class, ty) in [
+        ("scrapy_redis.queue.FifoQueue", "list"),
+        ("scrapy_redis.queue.LifoQueue", "list"),
+    ] {
+        srv.call(&["FLUSHALL"]).expect("flushall");
+        let spider = LiveSpider::new(vec![get(&fixture.url("/index.html"))]).follow(follow_site);
+        let (c, _) = run(
+            spider,
+            &settings(
+                &srv,
+                &[
+                    ("SCHEDULER_QUEUE_CLASS", class.into()),
+                    ("CLOSESPIDER_PAGECOUNT", 3.into()),
+                ],
+            ),
+        );
+        assert!(stat(&c, "scheduler/redis/returned") > 0, "{class}");
+        assert_eq!(s(&srv, &["TYPE", "live:requests"]), ty, "{class}");
+        assert_eq!(
+            s(&srv, &["HGET", "live:requests:meta", "mode"]),
+            if class.contains("Fifo") {
+                "fifo"
+            } else {
+                "lifo"
+            }
+        );
+    }
+    // A worker configured for a priority queue refuses the LIFO queue left behind.
+    let mut st = Settings::new();
+    for (k, v) in settings(&srv, &[]) {
+        st.set(&k, v, Priority::Project);
+    }
+    let mut registry = Registry::with_builtins();
+    trawl::distributed::register(&mut registry);
+    let Err(err) = run_spider_with(Box::new(LiveSpider::new(vec![])), st, registry) else {
+        panic!("the crawl must not start");
+    };
+    assert!(err.to_string().contains("lifo"), "{err}");
+}
+
+#[test]
+fn the_database_lost_mid_crawl_closes_the_spider_with_a_clear_reason() {
+    let fixture = site(300);
+    let srv = redis();
+    let port = srv.port();
+    let mut n = 0;
+    let spider = LiveSpider::new(vec![get(&fixture.url("/index.html"))]).follow(move |r| {
+        n += 1;
+        if n == 20 {
+            // Another client empties the database (a restart without persistence).
+            let side = RedisServer::attach(port);
+            side.call(&["FLUSHALL"]).expect("flushall");
+        }
+        follow_site(r)
+    });
+    let ((c, seen), logs) = util::capture_logs(|| run(spider, &settings(&srv, &[])));
+    assert_eq!(
+        c.stats.get_value("finish_reason"),
+        Some("redis_data_lost".into())
+    );
+    assert!(seen.paths().len() < 300);
+    assert!(
+        logs.iter()
+            .any(|(_, l)| l.contains("no longer has this crawl's state")),
+        "{logs:?}"
+    );
+}
+
+#[test]
+fn the_bloom_dupefilter_filters_through_redis_bitmaps() {
+    let fixture = site(150);
+    let srv = redis();
+    let spider = LiveSpider::new(vec![get(&fixture.url("/index.html"))]).follow(follow_site);
+    let (c, seen) = run(
+        spider,
+        &settings(
+            &srv,
+            &[
+                ("DUPEFILTER_CLASS", "trawl.RedisBloomDupeFilter".into()),
+                ("BLOOMFILTER_CAPACITY", 100_000.into()),
+            ],
+        ),
+    );
+    let paths = seen.paths();
+    let unique: HashSet<&String> = paths.iter().collect();
+    assert_eq!(paths.len(), unique.len());
+    assert_eq!(s(&srv, &["TYPE", "live:dupefilter:0"]), "string");
+    assert_eq!(
+        s(&srv, &["GET", "live:dupefilter:count"]),
+        stat(&c, "scheduler/enqueued/redis").to_string()
+    );
+    assert!(stat(&c, "dupefilter/bloom/hashes") >= 10);
+    assert_eq!(stat(&c, "dupefilter/bloom/capacity"), 100_000);
+    assert!(stat(&c, "dupefilter/filtered") > 100);
+}
+
+/// A pop whose reply was lost (the connection died after the server ran it) is sent
+/// again with the same token: it must return the same entries, not lease more.
+#[test]
+fn a_pop_sent_twice_leases_once() {
+    let srv = redis();
+    let reqs: Vec<Request> = (1..=4)
+        .map(|i| get(&format!("http://h.test/{i}")))
+        .collect();
+    enqueue(&srv, "q", &reqs);
+    srv.call(&["HSET", "q:meta", "created", "1"]).expect("meta");
+    let pop = |token: &str, n: &str| {
+        srv.call(&[
+            "EVAL",
+            scripts().pop.source(),
+            "4",
+            "q",
+            "q:workers",
+            "q:leases:me",
+            "q:meta",
+            "z",
+            n,
+            "me",
+            "60000",
+            "q:leases:",
+            token,
+        ])
+        .expect("pop")
+    };
+    let entries = |v: &Value| v.as_array().expect("array")[4..].to_vec();
+    let first = pop("7", "2");
+    let again = pop("7", "2");
+    assert_eq!(entries(&first).len(), 2);
+    assert_eq!(entries(&again), entries(&first));
+    assert_eq!(int(srv.call(&["HLEN", "q:leases:me"]).expect("hlen")), 2);
+    assert_eq!(int(srv.call(&["ZCARD", "q"]).expect("zcard")), 2);
+    // A new token pops on.
+    let next = pop("8", "2");
+    assert_eq!(entries(&next).len(), 2);
+    assert_ne!(entries(&next), entries(&first));
+    assert_eq!(int(srv.call(&["HLEN", "q:leases:me"]).expect("hlen")), 4);
+}
