@@ -155,6 +155,14 @@ fn usage_errors_are_one_line_and_exit_2() {
         &["crawl", "http://a.test/", "-s", "NOEQUALS"],
         &["crawl", "http://a.test/", "--allow", "("],
         &["bench", "-L", "LOUD"],
+        &["crawl", "--redis-start-key", "k"],
+        &[
+            "crawl",
+            "http://a.test/",
+            "--redis",
+            "unix:///tmp/redis.sock",
+        ],
+        &["crawl", "http://a.test/", "--redis", "redis://h/notadb"],
     ] {
         let o = run(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");

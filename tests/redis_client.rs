@@ -338,3 +338,39 @@ fn a_connect_that_never_completes_times_out_and_is_retried() {
     assert!(client.last_error().expect("recorded").contains("timed out"));
     assert!(client.counters().connect_failures >= 3);
 }
+
+#[test]
+fn rediss_goes_through_the_connector_with_tls() {
+    use trawl::net::{Connector, ConnectorConfig, tls};
+    let srv = RedisServer::start_with(RedisServerOptions {
+        tls: true,
+        ..Default::default()
+    })
+    .expect("redis-server (with TLS) is needed for this test");
+    let reactor = Reactor::new().expect("reactor");
+    let mut cc = ConnectorConfig::new().expect("config");
+    cc.tls_verify =
+        tls::client_config_with_pem_roots(trawl::testing::fixture::TEST_CA_PEM).expect("roots");
+    let connector = Connector::new(&reactor.handle(), cc);
+    let config = RedisConfig::from_url(&srv.url(2)).expect("url");
+    assert!(config.tls.is_some_and(|t| t.verify));
+    let client = RedisClient::with_connector(&reactor.handle(), config, &connector);
+    let mut rig = Rig { reactor, client };
+    rig.cmd(&["SET", "k", "over tls"]).expect("set");
+    assert_eq!(rig.cmd(&["GET", "k"]).expect("get"), bulk("over tls"));
+    // Without the test CA the certificate is refused: the command waits, the client
+    // records why.
+    let reactor = Reactor::new().expect("reactor");
+    let mut config = RedisConfig::from_url(&srv.url(0)).expect("url");
+    config.backoff_initial = 5.0;
+    let client = RedisClient::new(&reactor.handle(), config).expect("client");
+    let mut rig = Rig { reactor, client };
+    let d = rig.client.command(&["PING"]);
+    rig.run_for(0.5);
+    assert!(!d.has_result());
+    let why = rig.client.last_error().expect("recorded");
+    assert!(
+        why.to_lowercase().contains("certificate") || why.contains("TLS"),
+        "{why}"
+    );
+}

@@ -535,3 +535,125 @@ fn a_pop_sent_twice_leases_once() {
     assert_ne!(entries(&next), entries(&first));
     assert_eq!(int(srv.call(&["HLEN", "q:leases:me"]).expect("hlen")), 4);
 }
+
+#[test]
+fn flush_on_start_empties_the_queue_and_the_dupefilter() {
+    let fixture = site(30);
+    let srv = redis();
+    let stale = get(&fixture.url("/s/000/00007.html"));
+    enqueue(&srv, "live:requests", std::slice::from_ref(&stale));
+    let seen_before = get(&fixture.url("/s/000/00008.html"));
+    srv.call(&[
+        "SADD",
+        "live:dupefilter",
+        &scrapy_redis_fingerprint(&seen_before),
+    ])
+    .expect("sadd");
+    let spider = LiveSpider::new(vec![seen_before]);
+    let (_, seen) = run(
+        spider,
+        &settings(&srv, &[("SCHEDULER_FLUSH_ON_START", true.into())]),
+    );
+    // The stale request was flushed; the "seen" one is new again.
+    assert_eq!(seen.paths(), vec!["/s/000/00008.html".to_owned()]);
+}
+
+#[test]
+fn idle_before_close_keeps_the_spider_open_that_long() {
+    let fixture = site(30);
+    let srv = redis();
+    let spider = LiveSpider::new(vec![get(&fixture.url("/s/000/00001.html"))]);
+    let t = std::time::Instant::now();
+    let (c, seen) = run(
+        spider,
+        &settings(&srv, &[("SCHEDULER_IDLE_BEFORE_CLOSE", 1.into())]),
+    );
+    assert_eq!(seen.paths().len(), 1);
+    assert_eq!(c.stats.get_value("finish_reason"), Some("finished".into()));
+    assert!(t.elapsed().as_secs_f64() >= 1.0, "{:?}", t.elapsed());
+}
+
+/// A Redis-fed spider around any spider: start payloads from a LIST, a SET or a
+/// sorted set, in batches, until idle for MAX_IDLE_TIME_BEFORE_CLOSE.
+#[test]
+fn redis_fed_spiders_read_lists_sets_and_sorted_sets_in_batches() {
+    use trawl::distributed::RedisSpider;
+    let fixture = site(30);
+    let srv = redis();
+    let url = |i: u32| fixture.url(&format!("/s/000/{i:05}.html"));
+    for (kind, flag) in [
+        ("list", None),
+        ("set", Some("REDIS_START_URLS_AS_SET")),
+        ("zset", Some("REDIS_START_URLS_AS_ZSET")),
+    ] {
+        srv.call(&["FLUSHALL"]).expect("flushall");
+        for i in 1..=5u32 {
+            let payload = if i % 2 == 0 {
+                format!("{{\"url\": \"{}\", \"meta\": {{\"n\": {i}}}}}", url(i))
+            } else {
+                url(i)
+            };
+            let score = i.to_string();
+            let args: Vec<&str> = match kind {
+                "list" => vec!["RPUSH", "live:start_urls", &payload],
+                "set" => vec!["SADD", "live:start_urls", &payload],
+                _ => vec!["ZADD", "live:start_urls", &score, &payload],
+            };
+            srv.call(&args).expect("push");
+        }
+        if kind == "list" {
+            // A payload scrapy-redis would drop: kept aside instead.
+            srv.call(&["RPUSH", "live:start_urls", r#"{"nourl": 1}"#])
+                .expect("push");
+        }
+        let mut extra: Vec<(&str, Json)> = vec![
+            ("REDIS_START_URLS_BATCH_SIZE", 2.into()),
+            ("MAX_IDLE_TIME_BEFORE_CLOSE", 1.into()),
+            ("CONCURRENT_REQUESTS", 1.into()),
+        ];
+        if let Some(f) = flag {
+            extra.push((f, true.into()));
+        }
+        let st = settings(&srv, &extra);
+        let mut sets = Settings::new();
+        for (k, v) in st {
+            sets.set(&k, v, Priority::Project);
+        }
+        let inner = LiveSpider::new(vec![]);
+        let seen = inner.seen.clone();
+        let mut registry = Registry::with_builtins();
+        trawl::distributed::register(&mut registry);
+        let c = run_spider_with(Box::new(RedisSpider::new(Box::new(inner))), sets, registry)
+            .expect("crawl");
+        let mut paths = seen.paths();
+        assert_eq!(paths.len(), 5, "{kind}: {paths:?}");
+        assert_eq!(stat(&c, "redis/start_urls/read"), 5, "{kind}");
+        assert_eq!(
+            int(srv.call(&["EXISTS", "live:start_urls"]).expect("exists")),
+            0
+        );
+        if kind == "zset" {
+            // Highest score first.
+            assert_eq!(paths[0], "/s/000/00005.html", "{paths:?}");
+        }
+        if kind == "list" {
+            // From the head: RPUSHed payloads come out in order.
+            assert_eq!(paths[0], "/s/000/00001.html", "{paths:?}");
+            assert_eq!(stat(&c, "redis/start_urls/bad"), 1);
+            let bad = strings(
+                srv.call(&["LRANGE", "live:start_urls:bad", "0", "-1"])
+                    .expect("bad"),
+            );
+            assert_eq!(bad, vec![br#"{"nourl": 1}"#.to_vec()]);
+        }
+        paths.sort();
+        assert_eq!(paths.last().map(String::as_str), Some("/s/000/00005.html"));
+        let meta = seen
+            .responses
+            .borrow()
+            .iter()
+            .filter_map(|r| r.request().meta().get_i64("n"))
+            .count();
+        assert_eq!(meta, 2, "{kind}: the JSON payloads' meta arrives");
+    }
+}

@@ -46,7 +46,7 @@ use crate::reactor::ReactorHandle;
 pub use dupefilter::{RedisBloomDupeFilter, RedisDupeFilter, scrapy_redis_fingerprint};
 pub use pipeline::RedisPipeline;
 pub use scheduler::RedisScheduler;
-pub use spider::RedisSpider;
+pub use spider::{RedisCrawlSpider, RedisSpider};
 pub use stats::RedisStatsCollector;
 
 /// scrapy-redis's default queue key.

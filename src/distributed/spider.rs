@@ -275,6 +275,12 @@ impl Feeder {
     }
 }
 
+/// scrapy-redis's `RedisCrawlSpider`: a [`RedisSpider`] around a
+/// [`CrawlSpider`](crate::crawl::CrawlSpider) — the rules parse and follow, Redis feeds
+/// the start (`RedisSpider::new(Box::new(CrawlSpider::new(inner, rules)))`; the
+/// `trawl crawl --redis` command is one).
+pub type RedisCrawlSpider = RedisSpider;
+
 /// A spider whose start requests come from Redis.
 pub struct RedisSpider {
     inner: Box<dyn Spider>,

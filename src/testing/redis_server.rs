@@ -23,6 +23,9 @@ pub struct RedisServerOptions {
     pub password: Option<String>,
     /// Extra `--name value` arguments.
     pub extra: Vec<(String, String)>,
+    /// Serve TLS only (`rediss://`), with the fixture server's test certificate
+    /// (signed by [`TEST_CA_PEM`](super::fixture::TEST_CA_PEM)).
+    pub tls: bool,
 }
 
 /// A running `redis-server`.
@@ -102,6 +105,20 @@ impl RedisServer {
         for (k, v) in &self.options.extra {
             cmd.arg(format!("--{k}")).arg(v);
         }
+        if self.options.tls {
+            let write = |name: &str, pem: &[u8]| -> Result<String, String> {
+                let path = self.dir.join(name);
+                std::fs::write(&path, pem).map_err(|e| format!("cannot write {path:?}: {e}"))?;
+                Ok(path.to_string_lossy().into_owned())
+            };
+            let cert = write("server.pem", super::fixture::TEST_SERVER_CERT_PEM)?;
+            let key = write("server.key", super::fixture::TEST_SERVER_KEY_PEM)?;
+            let ca = write("ca.pem", super::fixture::TEST_CA_PEM)?;
+            // The plain port is off: only TLS is served.
+            cmd.args(["--port", "0", "--tls-port", &self.port.to_string()]);
+            cmd.args(["--tls-cert-file", &cert, "--tls-key-file", &key]);
+            cmd.args(["--tls-ca-cert-file", &ca, "--tls-auth-clients", "no"]);
+        }
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
         let child = cmd.spawn().map_err(|e| {
             format!(
@@ -117,6 +134,10 @@ impl RedisServer {
     fn wait_ready(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
+            // A TLS-only server cannot be PINGed in clear: accepting is the signal.
+            if self.options.tls && TcpStream::connect(("127.0.0.1", self.port)).is_ok() {
+                return Ok(());
+            }
             // A reply other than PONG means the data set is still loading.
             if let Ok(reply) = self.raw(b"*1\r\n$4\r\nPING\r\n")
                 && (reply.starts_with(b"+PONG") || reply.starts_with(b"-NOAUTH"))
@@ -203,11 +224,12 @@ impl RedisServer {
         self.port
     }
 
-    /// `redis://127.0.0.1:PORT/db`.
+    /// `redis://127.0.0.1:PORT/db` (`rediss://` with TLS).
     pub fn url(&self, db: u32) -> String {
+        let scheme = if self.options.tls { "rediss" } else { "redis" };
         match &self.options.password {
-            Some(p) => format!("redis://:{p}@127.0.0.1:{}/{db}", self.port),
-            None => format!("redis://127.0.0.1:{}/{db}", self.port),
+            Some(p) => format!("{scheme}://:{p}@127.0.0.1:{}/{db}", self.port),
+            None => format!("{scheme}://127.0.0.1:{}/{db}", self.port),
         }
     }
 
