@@ -187,6 +187,29 @@ impl LoopingCall {
         Ok(())
     }
 
+    /// Skips the next call and restarts the interval timer from now (Twisted's
+    /// `LoopingCall.reset`). Does nothing while a call is waiting on its Deferred.
+    ///
+    /// # Errors
+    ///
+    /// [`LoopingCallError::NotRunning`].
+    pub fn reset(&self) -> Result<(), LoopingCallError> {
+        let call = {
+            let mut s = self.inner.state.borrow_mut();
+            if !s.running {
+                return Err(LoopingCallError::NotRunning);
+            }
+            s.call.take()
+        };
+        if let Some(call) = call {
+            let _ = call.cancel();
+            let now = self.inner.clock.now_nanos();
+            self.inner.state.borrow_mut().start_time = now;
+            Self::schedule_from(&self.inner, now);
+        }
+        Ok(())
+    }
+
     /// Whether the loop is running.
     pub fn running(&self) -> bool {
         self.inner.state.borrow().running
@@ -304,9 +327,12 @@ impl fmt::Debug for LoopingCall {
     }
 }
 
-struct OnceInner {
+/// The function a [`CallLaterOnce`] runs.
+type OnceFn<T> = Box<dyn FnMut() -> Result<T, Failure>>;
+
+struct OnceInner<T: 'static> {
     clock: Clock,
-    func: RefCell<Option<Box<dyn FnMut()>>>,
+    func: RefCell<Option<OnceFn<T>>>,
     call: RefCell<Option<DelayedCall>>,
     waiters: RefCell<Vec<Deferred<()>>>,
     runs: Cell<u64>,
@@ -319,6 +345,11 @@ struct OnceInner {
 /// the heartbeat all call [`schedule`](Self::schedule), and however many calls land in
 /// one tick, the scheduling loop runs once. Running first clears the pending handle, so
 /// the function may schedule itself again.
+///
+/// As in Scrapy, the [`wait`](Self::wait)ers are released only by a run that succeeds:
+/// a failing (or panicking) function is reported as an unhandled error and leaves them
+/// waiting for the next run. [`call`](Self::call) runs the function directly and
+/// returns its outcome (Scrapy's `__call__`).
 ///
 /// # Examples
 ///
@@ -337,16 +368,37 @@ struct OnceInner {
 /// clock.advance(0.0);
 /// assert_eq!(runs.get(), 1);
 /// ```
-#[derive(Clone)]
-pub struct CallLaterOnce {
-    inner: Rc<OnceInner>,
+pub struct CallLaterOnce<T: 'static = ()> {
+    inner: Rc<OnceInner<T>>,
 }
 
-impl CallLaterOnce {
+impl<T: 'static> Clone for CallLaterOnce<T> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl CallLaterOnce<()> {
     /// Wraps `f`; nothing is scheduled yet.
-    pub fn new<F>(clock: &Clock, f: F) -> Self
+    pub fn new<F>(clock: &Clock, mut f: F) -> Self
     where
         F: FnMut() + 'static,
+    {
+        Self::fallible(clock, move || {
+            f();
+            Ok(())
+        })
+    }
+}
+
+impl<T: 'static> CallLaterOnce<T> {
+    /// Wraps a function that returns a value or fails; a failed run keeps the waiters
+    /// waiting. A scheduled run drops the value; [`call`](Self::call) returns it.
+    pub fn fallible<F>(clock: &Clock, f: F) -> Self
+    where
+        F: FnMut() -> Result<T, Failure> + 'static,
     {
         Self {
             inner: Rc::new(OnceInner {
@@ -365,7 +417,14 @@ impl CallLaterOnce {
             return;
         }
         let me = self.inner.clone();
-        let call = self.inner.clock.call_later(delay, move || Self::run(&me));
+        let call = self.inner.clock.call_later(delay, move || {
+            if let Err(failure) = Self::run(&me) {
+                log::error!(
+                    "Unhandled error in a CallLaterOnce function:\n{}",
+                    failure.describe()
+                );
+            }
+        });
         *self.inner.call.borrow_mut() = Some(call);
     }
 
@@ -394,30 +453,42 @@ impl CallLaterOnce {
         self.inner.runs.get()
     }
 
-    fn run(inner: &Rc<OnceInner>) {
+    /// Runs the function now and returns its outcome (Scrapy's `__call__`): the pending
+    /// handle is forgotten (not cancelled, as in Scrapy), and on success the waiters are
+    /// released on the next iteration.
+    ///
+    /// # Errors
+    ///
+    /// The function's failure (a panic becomes a [`PanicError`](crate::defer::PanicError));
+    /// a call from inside the function itself fails instead of recursing.
+    pub fn call(&self) -> Result<T, Failure> {
+        Self::run(&self.inner)
+    }
+
+    fn run(inner: &Rc<OnceInner<T>>) -> Result<T, Failure> {
         inner.call.borrow_mut().take();
-        inner.runs.set(inner.runs.get() + 1);
         let func = inner.func.borrow_mut().take();
-        if let Some(mut func) = func {
-            let outcome = catch_unwind(AssertUnwindSafe(&mut func));
-            *inner.func.borrow_mut() = Some(func);
-            if let Err(panic) = outcome {
-                log::error!(
-                    "Unhandled panic in a CallLaterOnce function: {}",
-                    crate::reactor::panic_message(panic.as_ref())
-                );
-            }
-        }
+        let Some(mut func) = func else {
+            return Err(Failure::msg(
+                "CallLaterOnce: the function called itself re-entrantly",
+            ));
+        };
+        inner.runs.set(inner.runs.get() + 1);
+        let outcome = catch_unwind(AssertUnwindSafe(&mut func))
+            .unwrap_or_else(|panic| Err(Failure::from_panic(panic.as_ref())));
+        *inner.func.borrow_mut() = Some(func);
+        let value = outcome?;
         let waiters = std::mem::take(&mut *inner.waiters.borrow_mut());
         for d in waiters {
             inner.clock.call_later(0.0, move || {
                 let _ = d.callback(());
             });
         }
+        Ok(value)
     }
 }
 
-impl fmt::Debug for CallLaterOnce {
+impl<T: 'static> fmt::Debug for CallLaterOnce<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallLaterOnce")
             .field("scheduled", &self.is_scheduled())

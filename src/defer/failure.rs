@@ -120,6 +120,47 @@ impl Failure {
             .ok_or_else(|| self.clone())
     }
 
+    /// The first `E` in the wrapped error or the chain of its [`source`](Error::source)s.
+    ///
+    /// Rust has no subclasses; an error that *is a kind of* another wraps it as its
+    /// source (an I/O error inside a connection error), so matching through the chain is
+    /// the equivalent of Twisted matching a subclass.
+    pub fn find<E: Error + 'static>(&self) -> Option<&E> {
+        let mut current: Option<&(dyn Error + 'static)> = Some(self.error());
+        while let Some(error) = current {
+            if let Some(found) = error.downcast_ref::<E>() {
+                return Some(found);
+            }
+            current = error.source();
+        }
+        None
+    }
+
+    /// Twisted's `check(*errorTypes)`: the first of `types` the failure matches, if any.
+    ///
+    /// ```
+    /// use std::io;
+    /// use trawl::defer::{CancelledError, ErrorType, Failure, TimeoutError};
+    ///
+    /// let f = Failure::new(io::Error::other("reset"));
+    /// let family = [ErrorType::of::<TimeoutError>(), ErrorType::of::<io::Error>()];
+    /// assert_eq!(f.check_any(&family).map(|t| t.name()), Some("std::io::error::Error"));
+    /// assert!(f.check_any(&[ErrorType::of::<CancelledError>()]).is_none());
+    /// ```
+    pub fn check_any(&self, types: &[ErrorType]) -> Option<ErrorType> {
+        types.iter().copied().find(|t| (t.matches)(self.error()))
+    }
+
+    /// Twisted's `trap(*errorTypes)`: the matching type, or this failure again so that
+    /// an errback re-raises anything else with `?`.
+    ///
+    /// # Errors
+    ///
+    /// The failure itself, when it matches none of `types`.
+    pub fn trap_any(&self, types: &[ErrorType]) -> Result<ErrorType, Failure> {
+        self.check_any(types).ok_or_else(|| self.clone())
+    }
+
     /// The Rust type name of the wrapped error (`"Box<dyn Error>"` when boxed upstream).
     pub fn type_name(&self) -> &'static str {
         self.inner.type_name
@@ -191,6 +232,52 @@ impl fmt::Debug for Failure {
             .field("error", &self.inner.error.to_string())
             .field("location", &format_args!("{}", self.inner.location))
             .finish()
+    }
+}
+
+/// One member of an error family for [`Failure::check_any`] / [`Failure::trap_any`].
+#[derive(Clone, Copy)]
+pub struct ErrorType {
+    name: &'static str,
+    matches: fn(&(dyn Error + 'static)) -> bool,
+}
+
+impl ErrorType {
+    /// Matches an `E` exactly.
+    pub fn of<E: Error + 'static>() -> Self {
+        Self {
+            name: type_name::<E>(),
+            matches: |e| e.is::<E>(),
+        }
+    }
+
+    /// Matches an `E` or any error with an `E` in its `source()` chain (Twisted's
+    /// subclass match; see [`Failure::find`]).
+    pub fn caused_by<E: Error + 'static>() -> Self {
+        Self {
+            name: type_name::<E>(),
+            matches: |e| {
+                let mut current = Some(e);
+                while let Some(error) = current {
+                    if error.is::<E>() {
+                        return true;
+                    }
+                    current = error.source();
+                }
+                false
+            },
+        }
+    }
+
+    /// The Rust type name of the matched error type.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl fmt::Debug for ErrorType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ErrorType({})", self.name)
     }
 }
 

@@ -1,9 +1,12 @@
 //! [`DeferredList`] and [`gather_results`]: waiting on several Deferreds at once.
 //!
-//! Each member's result is *moved* into the list (a member's own chain ends there). A
-//! member's failure is cloned into the list and, unless `consume_errors` is set, also
-//! left in the member's chain, where it is logged as unhandled if nothing handles it —
-//! Twisted's behaviour.
+//! Each member's result is *moved* into the list (a member's own chain ends there, and
+//! callbacks added to it later run with `ConsumedError`), unless
+//! [`share_results`](DeferredList::share_results) is set (`T: Clone`): then the list gets
+//! a clone and the member's chain goes on with its value, as in Twisted — the way to put
+//! one Deferred twice in a list, or in two lists. A member's failure is cloned into the
+//! list and, unless `consume_errors` is set, also left in the member's chain, where it is
+//! logged as unhandled if nothing handles it — Twisted's behaviour.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -57,6 +60,7 @@ pub struct DeferredList<T: 'static> {
     fire_on_one_callback: bool,
     fire_on_one_errback: bool,
     consume_errors: bool,
+    share: Option<fn(&T) -> T>,
 }
 
 struct Progress<T> {
@@ -72,7 +76,19 @@ impl<T: 'static> DeferredList<T> {
             fire_on_one_callback: false,
             fire_on_one_errback: false,
             consume_errors: false,
+            share: None,
         }
+    }
+
+    /// Gives the list a clone of each member's value and leaves the value in the member's
+    /// chain (Twisted's behaviour): callbacks added to a member later still see it, and a
+    /// Deferred may appear twice in a list or in several lists.
+    pub fn share_results(mut self) -> Self
+    where
+        T: Clone,
+    {
+        self.share = Some(T::clone);
+        self
     }
 
     /// Fire as soon as one member succeeds, with [`ListResult::First`].
@@ -98,6 +114,9 @@ impl<T: 'static> DeferredList<T> {
     pub fn deferred(self) -> Deferred<ListResult<T>> {
         let members = self.members;
         let count = members.len();
+        if self.share.is_none() {
+            warn_about_repeated_members(&members);
+        }
         let to_cancel = members.clone();
         let list = Deferred::with_canceller(move |_: &Deferred<ListResult<T>>| {
             for member in &to_cancel {
@@ -112,18 +131,20 @@ impl<T: 'static> DeferredList<T> {
             results: (0..count).map(|_| None).collect(),
             finished: 0,
         }));
-        let (on_callback, on_errback, consume) = (
+        let (on_callback, on_errback, consume, share) = (
             self.fire_on_one_callback,
             self.fire_on_one_errback,
             self.consume_errors,
+            self.share,
         );
         for (index, member) in members.into_iter().enumerate() {
             let progress = progress.clone();
             let list = list.clone();
             member.push_link(Box::new(move |r: Result<T, Failure>| {
-                let left_in_chain = match &r {
-                    Err(f) if !consume => Next::Value(Err(f.clone())),
-                    _ => Next::Moved,
+                let (r, left_in_chain) = match (r, share) {
+                    (Ok(v), Some(clone)) => (Ok(clone(&v)), Next::Value(Ok(v))),
+                    (Err(f), _) if !consume => (Err(f.clone()), Next::Value(Err(f))),
+                    (r, _) => (r, Next::Moved),
                 };
                 if list.is_called() {
                     // Fired early (fire_on_one_*): later results have nowhere to go.
@@ -160,21 +181,56 @@ impl<T: 'static> DeferredList<T> {
     }
 }
 
+/// Logs a warning when one Deferred appears twice among moved-from members: its value
+/// can reach the list once, and the second entry will see `ConsumedError`.
+fn warn_about_repeated_members<T: 'static>(members: &[Deferred<T>]) {
+    if members.len() > 64 {
+        return; // quadratic check; big lists are built by code, not by hand
+    }
+    for (i, a) in members.iter().enumerate() {
+        if let Some(j) = members[..i].iter().position(|b| b.ptr_eq(a)) {
+            log::warn!(
+                "DeferredList: member {i} is the same Deferred as member {j}; its value is \
+                 moved into the list once and member {i} will see ConsumedError \
+                 (use share_results() to give the list clones)"
+            );
+        }
+    }
+}
+
 /// Waits for every Deferred and fires with their values in order, or fails with the
 /// first failure as a [`FirstError`] (Twisted's `gatherResults`).
 pub fn gather_results<T: 'static>(
     members: Vec<Deferred<T>>,
     consume_errors: bool,
 ) -> Deferred<Vec<T>> {
-    DeferredList::new(members)
-        .fire_on_one_errback(true)
-        .consume_errors(consume_errors)
-        .deferred()
-        .then(|r| match r {
-            Ok(ListResult::All(results)) => results.into_iter().collect(),
-            Ok(ListResult::First { .. }) => {
-                Err(Failure::msg("gather_results: unexpected first result"))
-            }
-            Err(f) => Err(f),
-        })
+    gather(
+        DeferredList::new(members)
+            .fire_on_one_errback(true)
+            .consume_errors(consume_errors),
+    )
+}
+
+/// [`gather_results`] with [`DeferredList::share_results`]: members keep their values
+/// (Twisted's `gatherResults` exactly; a Deferred may be given twice).
+pub fn gather_results_shared<T: Clone + 'static>(
+    members: Vec<Deferred<T>>,
+    consume_errors: bool,
+) -> Deferred<Vec<T>> {
+    gather(
+        DeferredList::new(members)
+            .share_results()
+            .fire_on_one_errback(true)
+            .consume_errors(consume_errors),
+    )
+}
+
+fn gather<T: 'static>(list: DeferredList<T>) -> Deferred<Vec<T>> {
+    list.deferred().then(|r| match r {
+        Ok(ListResult::All(results)) => results.into_iter().collect(),
+        Ok(ListResult::First { .. }) => {
+            Err(Failure::msg("gather_results: unexpected first result"))
+        }
+        Err(f) => Err(f),
+    })
 }

@@ -2,7 +2,8 @@
 //! callback/errback chain, plus [`Failure`], [`DeferredList`] and the small helpers
 //! (`succeed`, `fail`, `maybe_deferred`, `gather_results`).
 //!
-//! This layer may use `reactor` (for [`Clock`] in `add_timeout`) and nothing above it.
+//! This layer may use `reactor` (for [`Clock`](crate::reactor::Clock) in `add_timeout`)
+//! and nothing above it.
 //!
 //! # The chain, typed
 //!
@@ -23,6 +24,26 @@
 //! [`map`](Deferred::map)) moves the result into a new `Deferred<U>`. The original chain
 //! ends there: its result has been *consumed*.
 //!
+//! # One value, one owner
+//!
+//! Twisted hands the same Python object to every chain that looks at a result, and
+//! leaves `None` behind where a result was moved on. A `T` here is moved, not shared,
+//! so the rule is: **a callback never disappears**. A link that runs after the result
+//! was moved on (by `then`, `chain_deferred`, a [`DeferredList`], or by being returned
+//! from another chain's callback) runs on the errback path with [`ConsumedError`]; a
+//! warning names the call site that added it, and if nothing handles the error it is
+//! reported as unhandled like any other failure. Where Twisted's sharing is wanted,
+//! [`DeferredList::share_results`] (for `T: Clone`) leaves each member's result in its
+//! chain and gives the list a clone — Twisted's exact behaviour, a Deferred may then sit
+//! in two lists or twice in one.
+//!
+//! # Unhandled failures
+//!
+//! A failure that reaches the end of a chain and is dropped there, or that has nowhere
+//! to go (a `then` target cancelled meanwhile), is logged at ERROR as
+//! "Unhandled error in Deferred", as Twisted does at garbage collection;
+//! [`capture_unhandled`] collects them for tests.
+//!
 //! # Re-entrancy
 //!
 //! Deferreds fire synchronously, so callbacks routinely call back into the Deferred that
@@ -39,22 +60,26 @@
 //! loop, so arbitrarily deep nesting cannot overflow the stack.
 
 mod failure;
+mod helpers;
 mod list;
 
 use std::any::type_name;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::{AssertUnwindSafe, Location, catch_unwind};
 use std::rc::Rc;
 
-use crate::reactor::{Clock, Fired};
+use crate::reactor::Fired;
 
 pub use failure::{
-    AlreadyCalledError, CancelledError, ChainedToSelfError, ConsumedError, Failure, FirstError,
-    Message, PanicError, TimeoutError,
+    AlreadyCalledError, CancelledError, ChainedToSelfError, ConsumedError, ErrorType, Failure,
+    FirstError, Message, PanicError, TimeoutError,
 };
-pub use list::{DeferredList, ListResult, gather_results};
+pub use helpers::{capture_unhandled, fail, maybe_deferred, succeed};
+pub use list::{DeferredList, ListResult, gather_results, gather_results_shared};
+
+use helpers::report_unhandled;
 
 /// What a callback hands back to the chain: a result now, or a Deferred to wait for.
 pub enum Step<T: 'static> {
@@ -137,9 +162,14 @@ struct State<T: 'static> {
     /// consumed.
     result: Option<Result<T, Failure>>,
     called: bool,
-    /// The result was moved to another chain; later links never run.
+    /// The result was moved to another chain; later links run with [`ConsumedError`].
     consumed: bool,
+    /// The ConsumedError warning was logged for this Deferred.
+    warned_consumed: bool,
+    /// `pause()` calls not yet undone.
     paused: u32,
+    /// Waiting on a Deferred a callback returned (Twisted counts this in `paused`).
+    waiting: bool,
     running: bool,
     links: Vec<Option<Link<T>>>,
     next: usize,
@@ -152,7 +182,7 @@ struct State<T: 'static> {
 impl<T: 'static> Drop for State<T> {
     fn drop(&mut self) {
         if let Some(Err(failure)) = &self.result {
-            log::error!("Unhandled error in Deferred:\n{}", failure.describe());
+            report_unhandled(failure, "");
         }
     }
 }
@@ -215,7 +245,9 @@ impl<T: 'static> Deferred<T> {
                 result: None,
                 called: false,
                 consumed: false,
+                warned_consumed: false,
                 paused: 0,
+                waiting: false,
                 running: false,
                 links: Vec::new(),
                 next: 0,
@@ -309,6 +341,7 @@ impl<T: 'static> Deferred<T> {
 
     /// Adds a callback/errback pair (Twisted's `addCallbacks`): `callback` runs on
     /// success, `errback` on failure; whichever runs decides the next result.
+    #[track_caller]
     pub fn add_callbacks<C, E, R1, R2>(&self, callback: C, errback: E) -> &Self
     where
         C: FnOnce(T) -> R1 + 'static,
@@ -323,6 +356,7 @@ impl<T: 'static> Deferred<T> {
     }
 
     /// Adds a callback for the success path; a failure passes it by.
+    #[track_caller]
     pub fn add_callback<C, R>(&self, callback: C) -> &Self
     where
         C: FnOnce(T) -> R + 'static,
@@ -338,6 +372,7 @@ impl<T: 'static> Deferred<T> {
     }
 
     /// Adds an errback for the failure path; a success passes it by.
+    #[track_caller]
     pub fn add_errback<E, R>(&self, errback: E) -> &Self
     where
         E: FnOnce(Failure) -> R + 'static,
@@ -350,6 +385,7 @@ impl<T: 'static> Deferred<T> {
     }
 
     /// Adds one function for both paths; it receives the `Result`.
+    #[track_caller]
     pub fn add_both<F, R>(&self, f: F) -> &Self
     where
         F: FnOnce(Result<T, Failure>) -> R + 'static,
@@ -380,8 +416,17 @@ impl<T: 'static> Deferred<T> {
             if let Step::Done(Err(failure)) = &step {
                 failure.note(type_name::<F>());
             }
+            let failure = match &step {
+                Step::Done(Err(f)) => Some(f.clone()),
+                _ => None,
+            };
             if target.fire_step(step).is_err() {
-                log::debug!("then(): the target Deferred had already fired (cancelled)");
+                // The target was cancelled while this chain was paused or waiting: its
+                // result has nowhere to go. A failure must not vanish.
+                match failure {
+                    Some(f) => report_unhandled(&f, " (then(): the target was cancelled)"),
+                    None => log::debug!("then(): the target Deferred had already fired"),
+                }
             }
             Next::Moved
         }));
@@ -399,27 +444,40 @@ impl<T: 'static> Deferred<T> {
 
     /// Sends this chain's result on to `other`, which fires with it (Twisted's
     /// `chainDeferred`). This chain's result is consumed.
+    #[track_caller]
     pub fn chain_deferred(&self, other: &Deferred<T>) -> &Self {
         let other = other.clone();
         self.push_link(Box::new(move |r| {
+            let failure = r.as_ref().err().cloned();
             if other.resolve(r).is_err() {
-                log::debug!("chain_deferred(): the target Deferred had already fired");
+                match failure {
+                    Some(f) => report_unhandled(&f, " (chain_deferred(): the target had fired)"),
+                    None => log::debug!("chain_deferred(): the target Deferred had already fired"),
+                }
             }
             Next::Moved
         }))
     }
 
     /// Stops the chain from running until [`unpause`](Self::unpause); pauses nest.
+    ///
+    /// As in Twisted, the flag is checked when a pass over the chain starts: called from
+    /// inside a callback, the callbacks already in the chain still run in this pass; the
+    /// ones added later wait for `unpause`.
     pub fn pause(&self) {
         self.inner.borrow_mut().paused += 1;
     }
 
     /// Undoes one [`pause`](Self::pause); the chain continues when none is left.
+    ///
+    /// Unpausing never ends a wait on a Deferred a callback returned: that wait ends when
+    /// that Deferred fires (an extra `unpause` is ignored; Twisted would hand the next
+    /// callback the inner Deferred itself and corrupt its pause count).
     pub fn unpause(&self) {
         let resume = {
             let mut s = self.inner.borrow_mut();
             s.paused = s.paused.saturating_sub(1);
-            s.paused == 0 && s.called
+            s.paused == 0 && s.called && !s.waiting
         };
         if resume {
             self.run_callbacks();
@@ -464,30 +522,6 @@ impl<T: 'static> Deferred<T> {
         }
     }
 
-    /// Cancels the Deferred with [`TimeoutError`] unless it fires within `seconds` on
-    /// `clock` (Twisted's `addTimeout`). The conversion applies at this point of the
-    /// chain: callbacks added later see `TimeoutError` rather than `CancelledError`.
-    pub fn add_timeout(&self, seconds: f64, clock: &Clock) -> &Self {
-        let timed_out = Rc::new(Cell::new(false));
-        let flag = timed_out.clone();
-        let target = self.clone();
-        let call = clock.call_later(seconds, move || {
-            flag.set(true);
-            target.cancel();
-        });
-        self.add_both(move |r: Result<T, Failure>| {
-            if call.active() {
-                let _ = call.cancel();
-            }
-            match r {
-                Err(f) if timed_out.get() && f.check::<CancelledError>() => {
-                    Err(Failure::new(TimeoutError { seconds }))
-                }
-                other => other,
-            }
-        })
-    }
-
     /// Whether `callback`/`errback` has been called (Twisted's `called`), even if the
     /// chain is paused or waiting on another Deferred.
     pub fn is_called(&self) -> bool {
@@ -496,20 +530,28 @@ impl<T: 'static> Deferred<T> {
 
     /// Whether the chain is paused (by `pause()` or waiting on a chained Deferred).
     pub fn is_paused(&self) -> bool {
-        self.inner.borrow().paused > 0
+        let s = self.inner.borrow();
+        s.paused > 0 || s.waiting
+    }
+
+    /// The pause depth, counted as Twisted's `paused` attribute: outstanding `pause()`
+    /// calls, plus one while waiting on a Deferred a callback returned.
+    pub fn pause_count(&self) -> u32 {
+        let s = self.inner.borrow();
+        s.paused + u32::from(s.waiting)
     }
 
     /// Whether the chain has run to its end and holds a result (not consumed).
     pub fn has_result(&self) -> bool {
         let s = self.inner.borrow();
-        s.called && s.paused == 0 && !s.running && s.result.is_some()
+        s.called && s.paused == 0 && !s.waiting && !s.running && s.result.is_some()
     }
 
     /// Takes the result out of a Deferred whose chain has run to its end, consuming it.
     /// `None` if it has no result yet (or it was consumed already).
     pub fn take_result(&self) -> Option<Result<T, Failure>> {
         let mut s = self.inner.borrow_mut();
-        if !s.called || s.paused > 0 || s.running {
+        if !s.called || s.paused > 0 || s.waiting || s.running {
             return None;
         }
         let r = s.result.take();
@@ -524,9 +566,29 @@ impl<T: 'static> Deferred<T> {
         Rc::ptr_eq(&self.inner, &other.inner)
     }
 
+    /// A copy of the failure the chain currently holds, without consuming it (for tests
+    /// and debugging; `None` while pending, paused, on success, or once consumed).
+    pub fn failure(&self) -> Option<Failure> {
+        let s = self.inner.borrow();
+        match &s.result {
+            Some(Err(f)) if !s.running => Some(f.clone()),
+            _ => None,
+        }
+    }
+
+    #[track_caller]
     fn push_link(&self, link: Link<T>) -> &Self {
         let run_now = {
             let mut s = self.inner.borrow_mut();
+            if s.consumed && s.result.is_none() && !s.running && !s.warned_consumed {
+                s.warned_consumed = true;
+                log::warn!(
+                    "{}: callback added to a Deferred whose result was already moved on \
+                     (then / chain_deferred / a DeferredList / returned from a callback); \
+                     it runs with ConsumedError",
+                    Location::caller()
+                );
+            }
             s.links.push(Some(link));
             s.called
         };
@@ -550,33 +612,41 @@ impl<T: 'static> Deferred<T> {
     }
 
     fn run_links(&self) {
+        // Twisted checks `paused` when a pass starts, not between callbacks: a callback
+        // that pauses its own Deferred lets the rest of this pass run.
+        let mut pass_started = false;
         loop {
             let (link, arg) = {
                 let mut s = self.inner.borrow_mut();
-                if !s.called || s.running || s.paused > 0 {
+                if !s.called || s.running || s.waiting || (!pass_started && s.paused > 0) {
                     return;
                 }
+                pass_started = true;
                 if s.next >= s.links.len() {
                     s.links.clear();
                     s.next = 0;
                     return;
                 }
-                let Some(arg) = s.result.take() else {
-                    // Consumed: nothing will ever run these links.
-                    let dropped = std::mem::take(&mut s.links);
-                    s.next = 0;
-                    drop(s);
-                    log::debug!(
-                        "Dropping {} callbacks added to a consumed Deferred",
-                        dropped.iter().flatten().count()
-                    );
-                    return;
-                };
                 let index = s.next;
                 s.next += 1;
                 let Some(link) = s.links[index].take() else {
-                    s.result = Some(arg);
                     continue;
+                };
+                let arg = match s.result.take() {
+                    Some(arg) => arg,
+                    None => {
+                        // The result was moved on: the link runs on the errback path
+                        // with ConsumedError rather than being dropped silently.
+                        if !s.warned_consumed {
+                            s.warned_consumed = true;
+                            log::warn!(
+                                "a callback was waiting on a Deferred whose result was moved \
+                                 on (then / chain_deferred / a DeferredList / returned from \
+                                 a callback); it runs with ConsumedError"
+                            );
+                        }
+                        Err(Failure::new(ConsumedError))
+                    }
                 };
                 s.running = true;
                 (link, arg)
@@ -613,7 +683,12 @@ impl<T: 'static> Deferred<T> {
         // Fast path: the inner Deferred already has its final result; take it.
         let taken = {
             let mut is = inner.inner.borrow_mut();
-            if is.called && is.paused == 0 && !is.running && is.next >= is.links.len() {
+            if is.called
+                && is.paused == 0
+                && !is.waiting
+                && !is.running
+                && is.next >= is.links.len()
+            {
                 let r = is.result.take();
                 is.consumed = true;
                 Some(r.unwrap_or_else(|| Err(Failure::new(ConsumedError))))
@@ -630,7 +705,7 @@ impl<T: 'static> Deferred<T> {
         {
             let mut s = self.inner.borrow_mut();
             s.running = false;
-            s.paused += 1;
+            s.waiting = true;
             s.chained_to = Some(Rc::new(inner.clone()));
         }
         let outer = self.clone();
@@ -644,7 +719,7 @@ impl<T: 'static> Deferred<T> {
         let chained = {
             let mut s = self.inner.borrow_mut();
             s.result = Some(r);
-            s.paused = s.paused.saturating_sub(1);
+            s.waiting = false;
             s.chained_to.take()
         };
         drop(chained);
@@ -676,7 +751,7 @@ impl<T: 'static> Default for Deferred<T> {
 impl<T: 'static> Fired for Deferred<T> {
     fn has_fired(&self) -> bool {
         let s = self.inner.borrow();
-        s.called && s.paused == 0 && !s.running
+        s.called && s.paused == 0 && !s.waiting && !s.running
     }
 }
 
@@ -688,46 +763,11 @@ impl<T: 'static> fmt::Debug for Deferred<T> {
         let state = match (&s.result, s.called, s.paused, s.consumed) {
             (_, false, _, _) => "pending".to_owned(),
             (_, true, _, true) => "consumed".to_owned(),
-            (_, true, p, _) if p > 0 => "paused".to_owned(),
+            (_, true, p, _) if p > 0 || s.waiting => "paused".to_owned(),
             (Some(Ok(_)), true, _, _) => "success".to_owned(),
             (Some(Err(e)), true, _, _) => format!("failure: {e}"),
             (None, true, _, _) => "running".to_owned(),
         };
         write!(f, "Deferred {{ {state} }}")
-    }
-}
-
-/// A Deferred that has already succeeded with `value`.
-pub fn succeed<T: 'static>(value: T) -> Deferred<T> {
-    let d = Deferred::new();
-    let _ = d.callback(value);
-    d
-}
-
-/// A Deferred that has already failed with `failure`.
-#[track_caller]
-pub fn fail<T: 'static>(failure: impl Into<Failure>) -> Deferred<T> {
-    let d = Deferred::new();
-    let _ = d.errback(failure);
-    d
-}
-
-/// Calls `f` and returns its outcome as a Deferred (Twisted's `maybeDeferred`): a result
-/// becomes an already-fired Deferred, a returned Deferred is returned as is, and a panic
-/// becomes a failed Deferred.
-pub fn maybe_deferred<T, F, R>(f: F) -> Deferred<T>
-where
-    T: 'static,
-    F: FnOnce() -> R,
-    R: IntoStep<T>,
-{
-    match catch_unwind(AssertUnwindSafe(|| f().into_step())) {
-        Ok(Step::Done(r)) => {
-            let d = Deferred::new();
-            let _ = d.resolve(r);
-            d
-        }
-        Ok(Step::Wait(d)) => d,
-        Err(panic) => fail(Failure::from_panic(panic.as_ref())),
     }
 }

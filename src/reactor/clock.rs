@@ -129,6 +129,8 @@ struct Entry {
     /// Queue key: the due time, clamped to be no earlier than the last popped key.
     key: u64,
     seq: u64,
+    /// Goes before the entries already queued for its time (a call moved later).
+    front: bool,
     cell: Rc<TimerCell>,
 }
 
@@ -190,13 +192,14 @@ impl TimerQueue {
         }
     }
 
-    fn push(&mut self, cell: Rc<TimerCell>) {
+    fn push(&mut self, cell: Rc<TimerCell>, front: bool) {
         let seq = self.next_seq;
         self.next_seq += 1;
         cell.seq.set(seq);
         let entry = Entry {
             key: cell.when.get(),
             seq,
+            front,
             cell,
         };
         if self.staging {
@@ -216,7 +219,11 @@ impl TimerQueue {
                 self.min_cache = Some((ci, entry.key));
             }
         }
-        self.buckets[b].push_back(entry);
+        if entry.front {
+            self.buckets[b].push_front(entry);
+        } else {
+            self.buckets[b].push_back(entry);
+        }
         self.len += 1;
     }
 
@@ -439,7 +446,7 @@ impl Clock {
         });
         let mut queue = self.inner.queue.borrow_mut();
         queue.pending += 1;
-        queue.push(cell.clone());
+        queue.push(cell.clone(), false);
         DelayedCall {
             clock: self.clone(),
             cell,
@@ -483,6 +490,11 @@ impl Clock {
             let next = self.inner.queue.borrow_mut().pop_due(now);
             let Some(cell) = next else { break };
             ran += 1;
+            if !stage {
+                // task.Clock: an exception escapes `advance`; later calls stay pending.
+                cell.func.run();
+                continue;
+            }
             if let Err(panic) = catch_unwind(AssertUnwindSafe(|| cell.func.run())) {
                 log::error!(
                     "Unhandled panic in a delayed call: {}",
@@ -515,11 +527,18 @@ impl Clock {
         }
     }
 
+    /// Moves a pending call to `when`, in `task.Clock`'s order: the calls list is kept
+    /// sorted by a stable sort, so a call moved later goes before the calls already due
+    /// at its new time, a call moved earlier after them, and one left at its time keeps
+    /// its place.
     fn reschedule(&self, cell: &Rc<TimerCell>, when: u64) {
-        let mut queue = self.inner.queue.borrow_mut();
         let (old_when, old_seq) = (cell.when.get(), cell.seq.get());
+        if when == old_when {
+            return;
+        }
+        let mut queue = self.inner.queue.borrow_mut();
         cell.when.set(when);
-        queue.push(cell.clone());
+        queue.push(cell.clone(), when > old_when);
         queue.forget(old_when, old_seq);
     }
 }
@@ -669,6 +688,12 @@ impl ManualClock {
     ///
     /// Returns how many calls ran. A negative or NaN amount advances by zero (still
     /// running calls that are already due).
+    ///
+    /// # Panics
+    ///
+    /// A panic in a call escapes `advance`, as an exception escapes `task.Clock.advance`:
+    /// the test sees it, and the calls due after it stay pending (the next `advance`
+    /// runs them). The reactor, by contrast, logs a panicking call and goes on.
     pub fn advance(&self, secs: f64) -> usize {
         let TimeSource::Manual(now) = &self.clock.inner.source else {
             return 0;
