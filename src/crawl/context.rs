@@ -95,6 +95,7 @@ pub struct CrawlContext {
     job: Option<Rc<Job>>,
     spider_state: Rc<SpiderState>,
     resources: RefCell<Vec<(TypeId, Rc<dyn Any>)>>,
+    handle_httpstatus_list: RefCell<Option<Vec<u16>>>,
 }
 
 impl CrawlContext {
@@ -123,6 +124,7 @@ impl CrawlContext {
             job,
             spider_state,
             resources: RefCell::new(Vec::new()),
+            handle_httpstatus_list: RefCell::new(None),
         }
     }
 
@@ -186,6 +188,17 @@ impl CrawlContext {
     /// The spider's allowed domains.
     pub fn allowed_domains(&self) -> &[String] {
         &self.allowed_domains
+    }
+
+    /// The spider's `handle_httpstatus_list` attribute (Scrapy reads it from the spider;
+    /// the crawler copies it here from [`Spider::handle_httpstatus_list`](crate::crawl::Spider::handle_httpstatus_list)).
+    pub fn spider_handle_httpstatus_list(&self) -> Option<Vec<u16>> {
+        self.handle_httpstatus_list.borrow().clone()
+    }
+
+    /// Sets the spider's `handle_httpstatus_list` attribute.
+    pub fn set_spider_handle_httpstatus_list(&self, codes: Option<Vec<u16>>) {
+        *self.handle_httpstatus_list.borrow_mut() = codes;
     }
 
     /// The engine, while it runs.

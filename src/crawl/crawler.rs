@@ -287,6 +287,7 @@ impl Crawler {
             allowed_domains,
             job,
         ));
+        ctx.set_spider_handle_httpstatus_list(spider.handle_httpstatus_list());
         spider.set_context(&ctx);
         let crawler = Rc::new_cyclic(|me| Self {
             ctx,

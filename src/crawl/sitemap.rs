@@ -472,6 +472,10 @@ impl<S: Spider> Spider for SitemapSpider<S> {
         self.inner.allowed_domains()
     }
 
+    fn handle_httpstatus_list(&self) -> Option<Vec<u16>> {
+        self.inner.handle_httpstatus_list()
+    }
+
     fn custom_settings(&self) -> Vec<(String, Value)> {
         self.inner.custom_settings()
     }

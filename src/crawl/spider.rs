@@ -91,6 +91,13 @@ pub trait Spider {
         Vec::new()
     }
 
+    /// Non-2xx statuses this spider's callbacks handle (Scrapy's spider attribute
+    /// `handle_httpstatus_list`, read by `HttpErrorMiddleware` after the meta keys and
+    /// `HTTPERROR_ALLOW_ALL`, before `HTTPERROR_ALLOWED_CODES`).
+    fn handle_httpstatus_list(&self) -> Option<Vec<u16>> {
+        None
+    }
+
     /// URLs the default `start()` requests.
     fn start_urls(&self) -> Vec<String> {
         Vec::new()

@@ -434,6 +434,10 @@ impl Spider for RedisSpider {
         self.inner.allowed_domains()
     }
 
+    fn handle_httpstatus_list(&self) -> Option<Vec<u16>> {
+        self.inner.handle_httpstatus_list()
+    }
+
     fn custom_settings(&self) -> Vec<(String, serde_json::Value)> {
         self.inner.custom_settings()
     }

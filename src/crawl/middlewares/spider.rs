@@ -31,9 +31,11 @@ impl fmt::Display for HttpError {
 
 impl std::error::Error for HttpError {}
 
-/// Filters out unsuccessful (non-2xx) responses before the callback, unless allowed by
-/// `HTTPERROR_ALLOWED_CODES`, `HTTPERROR_ALLOW_ALL` or meta `handle_httpstatus_list` /
-/// `handle_httpstatus_all`. Stats `httperror/response_ignored_count` and
+/// Filters out unsuccessful (non-2xx) responses before the callback, unless allowed —
+/// in Scrapy's order — by meta `handle_httpstatus_all`, meta `handle_httpstatus_list`
+/// (which then decides alone), `HTTPERROR_ALLOW_ALL`, the spider's
+/// [`handle_httpstatus_list`](crate::crawl::Spider::handle_httpstatus_list), or
+/// `HTTPERROR_ALLOWED_CODES`. Stats `httperror/response_ignored_count` and
 /// `httperror/response_ignored_status_count/<code>`.
 #[derive(Debug)]
 pub struct HttpErrorMiddleware {
@@ -67,11 +69,21 @@ impl SpiderMiddleware for HttpErrorMiddleware {
         if meta.get_bool("handle_httpstatus_all") {
             return Ok(());
         }
+        let status_i64 = i64::from(status);
         let listed = match meta.get("handle_httpstatus_list") {
             Some(serde_json::Value::Array(codes)) => {
-                codes.iter().any(|c| c.as_i64() == Some(i64::from(status)))
+                codes.iter().any(|c| c.as_i64() == Some(status_i64))
             }
-            _ => self.allow_all || self.allowed.contains(&i64::from(status)),
+            Some(_) => false,
+            None if self.allow_all => true,
+            None => match self
+                .crawler
+                .upgrade()
+                .and_then(|c| c.spider_handle_httpstatus_list())
+            {
+                Some(codes) => codes.contains(&status),
+                None => self.allowed.contains(&status_i64),
+            },
         };
         if listed {
             return Ok(());
@@ -128,6 +140,20 @@ impl UrlLengthMiddleware {
     }
 }
 
+/// Whether `output` passes the URL length limit (counting and logging a drop).
+fn url_length_ok(output: &Output, limit: usize, crawler: &Weak<CrawlContext>) -> bool {
+    match output {
+        Output::Request(r) if r.url().as_str().len() > limit => {
+            log::info!("Ignoring link (url length > {limit}): {}", r.url());
+            if let Some(c) = crawler.upgrade() {
+                c.stats.inc("urllength/request_ignored_count");
+            }
+            false
+        }
+        _ => true,
+    }
+}
+
 impl SpiderMiddleware for UrlLengthMiddleware {
     fn process_spider_output(
         &self,
@@ -135,29 +161,33 @@ impl SpiderMiddleware for UrlLengthMiddleware {
         _request: &Request,
         mut outputs: Vec<Output>,
     ) -> Vec<Output> {
-        outputs.retain(|o| match o {
-            Output::Request(r) if r.url().as_str().len() > self.limit => {
-                log::info!("Ignoring link (url length > {}): {}", self.limit, r.url());
-                if let Some(c) = self.crawler.upgrade() {
-                    c.stats.inc("urllength/request_ignored_count");
-                }
-                false
-            }
-            _ => true,
-        });
+        outputs.retain(|o| url_length_ok(o, self.limit, &self.crawler));
         outputs
+    }
+
+    /// Start requests are filtered too (Scrapy's `get_processed_request` sees them).
+    fn process_start(
+        &self,
+        start: Box<dyn Iterator<Item = Output>>,
+    ) -> Box<dyn Iterator<Item = Output>> {
+        let (limit, crawler) = (self.limit, self.crawler.clone());
+        Box::new(start.filter(move |o| url_length_ok(o, limit, &crawler)))
     }
 }
 
 /// Tracks request depth in meta `depth`, drops requests past `DEPTH_LIMIT`, adjusts
-/// priority by `DEPTH_PRIORITY`, and records `request_depth_max` (and, with
-/// `DEPTH_STATS_VERBOSE`, `request_depth_count/<n>`).
+/// priority by `DEPTH_PRIORITY`, and records `request_depth_max`,
+/// `depth/request_ignored_count` and (with `DEPTH_STATS_VERBOSE`)
+/// `request_depth_count/<n>` — Scrapy 2.19's `DepthMiddleware`, including the
+/// `depth_reset` meta key (a request with `depth_reset: true` gets depth 0; the key is
+/// consumed so that it does not spread through meta copies).
 #[derive(Debug)]
 pub struct DepthMiddleware {
     crawler: Weak<CrawlContext>,
     max_depth: i64,
     priority: i64,
     verbose: bool,
+    ignored_logged: std::cell::Cell<bool>,
 }
 
 impl DepthMiddleware {
@@ -173,50 +203,109 @@ impl DepthMiddleware {
             max_depth: s.get_int("DEPTH_LIMIT")?,
             priority: s.get_int("DEPTH_PRIORITY")?,
             verbose: s.get_bool("DEPTH_STATS_VERBOSE")?,
+            ignored_logged: std::cell::Cell::new(false),
         })
     }
+
+    /// Scrapy's `get_processed_request` for a request yielded from a response at
+    /// `parent_depth`: `false` drops it.
+    fn process_request(
+        &self,
+        r: &mut Request,
+        parent_depth: i64,
+        c: Option<&CrawlContext>,
+    ) -> bool {
+        let reset = r.meta().get("depth_reset").is_some()
+            && r.meta_mut()
+                .remove("depth_reset")
+                .is_some_and(|v| truthy(&v));
+        let depth = if reset { 0 } else { parent_depth + 1 };
+        r.meta_mut().insert_static("depth", depth);
+        if self.priority != 0 {
+            let p = i64::from(r.priority()) - depth * self.priority;
+            r.set_priority(i32::try_from(p).unwrap_or(if p < 0 { i32::MIN } else { i32::MAX }));
+        }
+        // Scrapy: `if self.maxdepth and depth > self.maxdepth` (a negative limit drops all).
+        if self.max_depth != 0 && depth > self.max_depth {
+            if !self.ignored_logged.replace(true) {
+                log::debug!(
+                    "Ignoring link (depth > {}): {} - no more ignored links will be shown",
+                    self.max_depth,
+                    r.url()
+                );
+            }
+            if let Some(c) = c {
+                c.stats.inc("depth/request_ignored_count");
+            }
+            return false;
+        }
+        if let Some(c) = c {
+            if self.verbose {
+                c.stats.inc(&format!("request_depth_count/{depth}"));
+            }
+            c.stats.max_value("request_depth_max", depth);
+        }
+        true
+    }
+}
+
+/// Python's truthiness of a meta value.
+fn truthy(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Null => false,
+        serde_json::Value::Bool(b) => *b,
+        serde_json::Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        serde_json::Value::String(s) => !s.is_empty(),
+        serde_json::Value::Array(a) => !a.is_empty(),
+        serde_json::Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// Removes the `depth_reset` key from a start request (Scrapy consumes it there too).
+fn pop_depth_reset(mut output: Output) -> Output {
+    if let Output::Request(r) = &mut output
+        && r.meta().get("depth_reset").is_some()
+    {
+        r.meta_mut().remove("depth_reset");
+    }
+    output
 }
 
 impl SpiderMiddleware for DepthMiddleware {
     fn process_spider_output(
         &self,
         response: Option<&Response>,
-        request: &Request,
+        _request: &Request,
         mut outputs: Vec<Output>,
     ) -> Vec<Output> {
-        let parent = response.map_or(request, |r| r.request());
-        let depth = parent.meta().get_i64("depth").unwrap_or(0) + 1;
+        let Some(response) = response else {
+            // No response (an errback's output): Scrapy passes these by its spider
+            // middlewares; like its start requests, they only lose `depth_reset`.
+            return outputs.into_iter().map(pop_depth_reset).collect();
+        };
         let crawler = self.crawler.upgrade();
-        if parent.meta().get("depth").is_none()
-            && let Some(c) = &crawler
-            && self.verbose
-        {
-            c.stats.inc("request_depth_count/0");
-        }
-        let mut kept = 0i64;
-        outputs.retain_mut(|o| {
-            let Output::Request(r) = o else { return true };
-            r.meta_mut().insert_static("depth", depth);
-            if self.priority != 0 {
-                let p = i64::from(r.priority()) - depth * self.priority;
-                r.set_priority(i32::try_from(p).unwrap_or(r.priority()));
+        let parent_depth = match response.meta().get_i64("depth") {
+            Some(depth) => depth,
+            None => {
+                if self.verbose
+                    && let Some(c) = &crawler
+                {
+                    c.stats.inc("request_depth_count/0");
+                }
+                0
             }
-            if self.max_depth > 0 && depth > self.max_depth {
-                log::debug!("Ignoring link (depth > {}): {}", self.max_depth, r.url());
-                return false;
-            }
-            kept += 1;
-            true
+        };
+        outputs.retain_mut(|o| match o {
+            Output::Request(r) => self.process_request(r, parent_depth, crawler.as_deref()),
+            _ => true,
         });
-        if kept > 0
-            && let Some(c) = &crawler
-        {
-            if self.verbose {
-                c.stats
-                    .inc_value(&format!("request_depth_count/{depth}"), kept);
-            }
-            c.stats.max_value("request_depth_max", depth);
-        }
         outputs
+    }
+
+    fn process_start(
+        &self,
+        start: Box<dyn Iterator<Item = Output>>,
+    ) -> Box<dyn Iterator<Item = Output>> {
+        Box::new(start.map(pop_depth_reset))
     }
 }
