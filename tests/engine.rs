@@ -173,21 +173,8 @@ fn two_phase_close_waits_for_requests_in_progress() {
     );
 }
 
-#[test]
-fn two_phase_close_with_nothing_in_progress_closes_at_once() {
-    let spider = FnSpider::new(
-        || Box::new(std::iter::repeat_with(|| unreachable!())),
-        |_, _| Ok(Vec::new()),
-    );
-    let h = harness(spider, &[], |_| {});
-    let engine = h.engine();
-    let closed = engine.close_spider("right_away");
-    assert!(
-        closed.has_result(),
-        "closing fired immediately: nothing was in progress"
-    );
-    assert!(h.done.has_result());
-}
+// Closing with nothing in progress: tests/engine_semantics.rs
+// (`closing_with_nothing_in_progress_never_pulls_start`).
 
 struct PanickingOutput;
 
@@ -196,8 +183,8 @@ impl SpiderMiddleware for PanickingOutput {
         &self,
         _r: Option<&Response>,
         _q: &Request,
-        _o: Vec<Output>,
-    ) -> Vec<Output> {
+        _o: trawl::crawl::Outputs,
+    ) -> trawl::crawl::Outputs {
         panic!("middleware bug while handling output")
     }
 }

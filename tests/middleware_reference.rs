@@ -293,13 +293,16 @@ fn replay(case: &Value) -> Vec<String> {
                         }
                     }
                 }
-                let result: Vec<Output> = match (&resp, kind) {
+                let outputs = match (&resp, kind) {
                     (Some(r), "output" | "output_async") => {
-                        mw.process_spider_output(Some(r), r.request(), outs)
+                        mw.process_spider_output(Some(r), r.request(), trawl::crawl::outputs(outs))
                     }
                     // No response: Scrapy's start-request path.
-                    _ => mw.process_start(Box::new(outs.into_iter())).collect(),
+                    _ => mw.process_start(trawl::crawl::outputs(outs)),
                 };
+                let result: Vec<Output> = outputs
+                    .collect::<Result<_, _>>()
+                    .expect("no middleware raises here");
                 let want = expected_outputs(step);
                 let mut got = describe(&result);
                 strip_uncomparable_urls(&mut got, &want);

@@ -356,8 +356,8 @@ impl Spider for Fetch {
     fn name(&self) -> &str {
         "fetch"
     }
-    fn start(&mut self) -> Box<dyn Iterator<Item = Output>> {
-        Box::new(self.request.take().map(Output::Request).into_iter())
+    fn start(&mut self) -> crate::crawl::Outputs {
+        crate::crawl::outputs(self.request.take().map(Output::Request))
     }
     fn callback(&mut self, _name: &str, response: &Response) -> CallbackResult {
         *self.result.borrow_mut() = Some(Ok(response.clone()));

@@ -235,7 +235,7 @@ impl<S: Spider> Spider for CrawlSpider<S> {
         self.inner.start_urls()
     }
 
-    fn start(&mut self) -> Box<dyn Iterator<Item = Output>> {
+    fn start(&mut self) -> crate::crawl::Outputs {
         self.inner.start()
     }
 
@@ -249,6 +249,17 @@ impl<S: Spider> Spider for CrawlSpider<S> {
                 self.parse_with(response, callback.as_deref(), follow)
             }
             other => self.inner.callback(other, response),
+        }
+    }
+
+    fn callback_outputs(
+        &mut self,
+        name: &str,
+        response: &Response,
+    ) -> Result<crate::crawl::Outputs, Failure> {
+        match name {
+            "parse" | RULE_CALLBACK => self.callback(name, response).map(crate::crawl::outputs),
+            other => self.inner.callback_outputs(other, response),
         }
     }
 

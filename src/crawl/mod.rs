@@ -59,7 +59,7 @@ pub use request::{Meta, Method, Request};
 pub use response::{Response, Selection};
 pub use settings::{Priority, Settings};
 pub use sitemap::SitemapSpider;
-pub use spider::{CallbackResult, Output, Spider};
+pub use spider::{CallbackResult, Output, Outputs, Spider, outputs};
 
 use crate::defer::Failure;
 use crate::reactor::Reactor;

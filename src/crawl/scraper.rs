@@ -17,13 +17,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::{Rc, Weak};
 
 use super::crawler::{Crawler, SpiderCell};
-use super::errors::{DropItem, IgnoreRequest};
+use super::errors::{CloseSpider, DropItem, IgnoreRequest};
 use super::item::Item;
 use super::pipeline::ItemPipelineManager;
 use super::request::Request;
 use super::response::Response;
 use super::signals::{Signal, SignalArgs};
-use super::spider::{CallbackResult, Output};
+use super::spider::{CallbackResult, Output, Outputs, outputs as ready};
 use super::spidermw::SpiderMiddlewareManager;
 use crate::defer::{Deferred, Failure, PanicError};
 
@@ -274,12 +274,12 @@ impl Scraper {
             Ok(response) => {
                 let outputs = match self.spidermw.process_input(&response) {
                     Ok(()) => call_callback(&spider, &request, &response),
-                    Err(f) => self.call_errback_or_fail(&spider, &request, f),
+                    Err(f) => self.call_errback_or_fail(&spider, &request, f).map(ready),
                 };
                 let outputs = match outputs {
                     Ok(o) => Ok(o),
                     Err(f) => match self.spidermw.process_exception(&response, &f) {
-                        Some(o) => Ok(o),
+                        Some(o) => Ok(ready(o)),
                         None => Err(f),
                     },
                 };
@@ -288,7 +288,7 @@ impl Scraper {
                         let outputs =
                             self.spidermw
                                 .process_output(Some(&response), &request, outputs);
-                        self.handle_output(outputs, &request, Some(response))
+                        self.handle_output(outputs, request, Some(response))
                     }
                     Err(f) => {
                         self.handle_spider_error(&f, &request, Some(&response));
@@ -303,8 +303,8 @@ impl Scraper {
                 }
                 match self.call_errback_or_fail(&spider, &request, failure) {
                     Ok(outputs) => {
-                        let outputs = self.spidermw.process_output(None, &request, outputs);
-                        self.handle_output(outputs, &request, None)
+                        let outputs = self.spidermw.process_output(None, &request, ready(outputs));
+                        self.handle_output(outputs, request, None)
                     }
                     Err(f) => {
                         self.handle_spider_error(&f, &request, None);
@@ -348,85 +348,119 @@ impl Scraper {
         let Some(crawler) = self.crawler() else {
             return;
         };
+        if let Some(close) = failure.downcast_ref::<CloseSpider>() {
+            // Scrapy's scraper: CloseSpider from a callback or errback closes the spider.
+            let reason = if close.reason.is_empty() {
+                "cancelled"
+            } else {
+                close.reason.as_str()
+            };
+            crawler.close_spider(reason);
+            return;
+        }
         let referer = request.headers().get_str("referer").unwrap_or("None");
         log::error!(
             "Spider error processing {request} (referer: {referer})\n{}",
             failure.describe()
         );
         let kind = failure.type_name().rsplit("::").next().unwrap_or("Failure");
+        crawler.stats.inc("spider_exceptions/count");
         crawler.stats.inc(&format!("spider_exceptions/{kind}"));
         crawler.signals.send_catch_log(
             Signal::SpiderError,
             SignalArgs::SpiderError {
                 failure,
                 response,
-                request,
+                request: Some(request),
             },
         );
     }
 
+    /// Pulls `outputs` lazily, as Scrapy iterates a callback's output: requests go to the
+    /// engine as they come, items into the pipelines with at most `CONCURRENT_ITEMS` in
+    /// flight (the iterator waits while they are full). Fires when every output is
+    /// processed.
     fn handle_output(
         &self,
-        outputs: Vec<Output>,
-        request: &Request,
+        outputs: Outputs,
+        request: Request,
         response: Option<Response>,
     ) -> Deferred<()> {
-        let mut items = Vec::new();
-        let crawl = self.crawl.borrow().clone();
-        for output in outputs {
-            match output {
-                Output::Request(r) => match &crawl {
-                    Some(c) => c(r),
-                    None => log::error!("Dropping {r} from {request}: the spider is closed"),
-                },
-                Output::Item(item) => items.push(item),
-            }
-        }
-        if items.is_empty() {
-            return crate::defer::succeed(());
-        }
-        self.process_items(items, response)
-    }
-
-    /// Runs items through the pipelines, at most `CONCURRENT_ITEMS` at a time.
-    fn process_items(&self, items: Vec<Item>, response: Option<Response>) -> Deferred<()> {
-        let done = Deferred::new();
-        let state = Rc::new(ItemRun {
-            items: RefCell::new(items.into_iter()),
+        let run = Rc::new(OutputRun {
+            outputs: RefCell::new(Some(outputs)),
             in_flight: Cell::new(0),
-            finished_feeding: Cell::new(false),
-            done: done.clone(),
+            pumping: Cell::new(false),
+            exhausted: Cell::new(false),
+            done: Deferred::new(),
             response,
+            request,
         });
         if let Some(me) = self.me.upgrade() {
-            me.feed_items(&state);
+            me.pump(&run);
         }
-        done
+        run.done.clone()
     }
 
-    fn feed_items(self: &Rc<Self>, run: &Rc<ItemRun>) {
-        while run.in_flight.get() < self.concurrent_items {
-            let next = run.items.borrow_mut().next();
-            let Some(item) = next else {
-                run.finished_feeding.set(true);
+    /// Pulls outputs while there is room for items. Re-entrant calls (a pipeline that
+    /// finished synchronously) return at once: the running loop sees the room.
+    fn pump(self: &Rc<Self>, run: &Rc<OutputRun>) {
+        if run.pumping.replace(true) {
+            return;
+        }
+        let crawl = self.crawl.borrow().clone();
+        while !run.exhausted.get() && run.in_flight.get() < self.concurrent_items {
+            let Some(mut iter) = run.outputs.borrow_mut().take() else {
+                run.exhausted.set(true);
                 break;
             };
-            run.in_flight.set(run.in_flight.get() + 1);
-            self.start_item(item, run.response.clone(), run.clone());
+            // No borrow is held while the spider's or a middleware's iterator runs.
+            let next = catch_unwind(AssertUnwindSafe(|| iter.next()))
+                .unwrap_or_else(|p| Some(Err(Failure::from_panic(p.as_ref()))));
+            match next {
+                None => run.exhausted.set(true),
+                Some(Ok(Output::Request(r))) => {
+                    *run.outputs.borrow_mut() = Some(iter);
+                    match &crawl {
+                        Some(c) => c(r),
+                        None => {
+                            log::error!("Dropping {r} from {}: the spider is closed", run.request)
+                        }
+                    }
+                }
+                Some(Ok(Output::Item(item))) => {
+                    *run.outputs.borrow_mut() = Some(iter);
+                    run.in_flight.set(run.in_flight.get() + 1);
+                    let d = self.start_itemproc(item, run.response.clone());
+                    let (me, r) = (self.clone(), run.clone());
+                    d.add_both(move |_| {
+                        r.in_flight.set(r.in_flight.get() - 1);
+                        me.pump(&r);
+                        Ok(())
+                    });
+                }
+                Some(Err(f)) => {
+                    // An exception mid-iteration: the outputs so far stand, the rest of
+                    // the iteration is abandoned, and process_spider_exception may
+                    // replace it (Scrapy's spider middleware chain).
+                    drop(iter);
+                    let handled = run
+                        .response
+                        .as_ref()
+                        .and_then(|resp| self.spidermw.process_exception(resp, &f));
+                    match handled {
+                        Some(outputs) => *run.outputs.borrow_mut() = Some(ready(outputs)),
+                        None => {
+                            self.handle_spider_error(&f, &run.request, run.response.as_ref());
+                            run.exhausted.set(true);
+                        }
+                    }
+                }
+            }
         }
-        if run.finished_feeding.get() && run.in_flight.get() == 0 {
+        run.pumping.set(false);
+        if run.exhausted.get() && run.in_flight.get() == 0 && !run.done.is_called() {
             let _ = run.done.callback(());
         }
-    }
-
-    fn start_item(self: &Rc<Self>, item: Item, response: Option<Response>, run: Rc<ItemRun>) {
-        let d = self.start_itemproc(item, response);
-        let me = self.clone();
-        d.add_both(move |_| {
-            run.in_flight.set(run.in_flight.get() - 1);
-            me.feed_items(&run);
-            Ok(())
-        });
     }
 
     /// Runs one item through the pipelines and sends `item_scraped`, `item_dropped` or
@@ -500,21 +534,28 @@ impl Scraper {
     }
 }
 
-struct ItemRun {
-    items: RefCell<std::vec::IntoIter<Item>>,
+/// One callback's outputs being processed.
+struct OutputRun {
+    outputs: RefCell<Option<Outputs>>,
     in_flight: Cell<usize>,
-    finished_feeding: Cell<bool>,
+    pumping: Cell<bool>,
+    exhausted: Cell<bool>,
     done: Deferred<()>,
     response: Option<Response>,
+    request: Request,
 }
 
 /// Calls the request's callback (by name; `parse` by default), catching panics.
-fn call_callback(spider: &SpiderCell, request: &Request, response: &Response) -> CallbackResult {
+fn call_callback(
+    spider: &SpiderCell,
+    request: &Request,
+    response: &Response,
+) -> Result<Outputs, Failure> {
     let name = request.callback().unwrap_or("parse");
     let Ok(mut s) = spider.try_borrow_mut() else {
         return Err(Failure::msg("the spider is busy (re-entrant callback)"));
     };
-    catch_unwind(AssertUnwindSafe(|| s.callback(name, response))).unwrap_or_else(|p| {
+    catch_unwind(AssertUnwindSafe(|| s.callback_outputs(name, response))).unwrap_or_else(|p| {
         Err(Failure::new(PanicError {
             message: crate::reactor::panic_message(p.as_ref()),
         }))

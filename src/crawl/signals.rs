@@ -69,8 +69,8 @@ pub enum SignalArgs<'a> {
         failure: &'a Failure,
         /// The response being processed.
         response: Option<&'a Response>,
-        /// The request.
-        request: &'a Request,
+        /// The request (`None` for an error in `start()`).
+        request: Option<&'a Request>,
     },
     /// Request signals.
     Request {

@@ -480,10 +480,10 @@ impl<S: Spider> Spider for SitemapSpider<S> {
         self.inner.custom_settings()
     }
 
-    fn start(&mut self) -> Box<dyn Iterator<Item = Output>> {
+    fn start(&mut self) -> crate::crawl::Outputs {
         let urls = self.sitemap_urls.clone();
         Box::new(urls.into_iter().filter_map(|u| match Url::parse(&u) {
-            Ok(url) => Some(Output::Request(Self::sitemap_request(url))),
+            Ok(url) => Some(Ok(Output::Request(Self::sitemap_request(url)))),
             Err(e) => {
                 log::error!("Invalid sitemap URL {u:?}: {e}");
                 None
@@ -496,6 +496,17 @@ impl<S: Spider> Spider for SitemapSpider<S> {
             return self.parse_sitemap(response);
         }
         self.inner.callback(name, response)
+    }
+
+    fn callback_outputs(
+        &mut self,
+        name: &str,
+        response: &Response,
+    ) -> Result<crate::crawl::Outputs, Failure> {
+        if name == SITEMAP_CALLBACK {
+            return self.parse_sitemap(response).map(crate::crawl::outputs);
+        }
+        self.inner.callback_outputs(name, response)
     }
 
     fn parse(&mut self, response: &Response) -> CallbackResult {

@@ -38,6 +38,20 @@ impl From<Item> for Output {
 /// A callback's result: outputs, or a failure (logged and counted, the crawl goes on).
 pub type CallbackResult = Result<Vec<Output>, Failure>;
 
+/// Outputs pulled one at a time, as Scrapy iterates a callback's generator or
+/// `start()`: an `Err` is an exception raised mid-iteration (outputs before it are kept;
+/// the iteration ends there).
+pub type Outputs = Box<dyn Iterator<Item = Result<Output, Failure>>>;
+
+/// Wraps ready outputs (a `Vec`, an array, any iterator) as [`Outputs`].
+pub fn outputs<I>(iter: I) -> Outputs
+where
+    I: IntoIterator<Item = Output>,
+    I::IntoIter: 'static,
+{
+    Box::new(iter.into_iter().map(Ok))
+}
+
 /// No callback with that name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownCallback(pub String);
@@ -105,10 +119,15 @@ pub trait Spider {
 
     /// The initial requests and items, pulled one at a time. The default requests every
     /// start URL with `dont_filter` (as Scrapy's default `start()` does).
-    fn start(&mut self) -> Box<dyn Iterator<Item = Output>> {
+    ///
+    /// An `Err` ends `start()` as an exception would in Scrapy: a
+    /// [`CloseSpider`](super::errors::CloseSpider) closes the spider with its reason;
+    /// anything else is logged, sent as `spider_error`, counted in
+    /// `spider_exceptions/<type>`, and the crawl finishes with reason `start_error`.
+    fn start(&mut self) -> Outputs {
         let urls = self.start_urls();
         Box::new(urls.into_iter().filter_map(|u| match Request::get(&u) {
-            Ok(r) => Some(Output::Request(r.with_dont_filter(true))),
+            Ok(r) => Some(Ok(Output::Request(r.with_dont_filter(true)))),
             Err(e) => {
                 log::error!("Invalid start URL {u:?}: {e}");
                 None
@@ -126,6 +145,18 @@ pub trait Spider {
             "parse" => self.parse(response),
             other => Err(Failure::new(UnknownCallback(other.to_owned()))),
         }
+    }
+
+    /// Like [`callback`](Self::callback), but lazy: the engine pulls the outputs one at
+    /// a time, scheduling requests as they come and keeping at most `CONCURRENT_ITEMS`
+    /// items in the pipelines, as Scrapy iterates a callback's generator. Override it for
+    /// callbacks that produce many outputs; the default calls `callback`.
+    ///
+    /// # Errors
+    ///
+    /// A failure before the first output (one during the iteration is an `Err` item).
+    fn callback_outputs(&mut self, name: &str, response: &Response) -> Result<Outputs, Failure> {
+        self.callback(name, response).map(outputs)
     }
 
     /// The default callback.

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use super::request::Request;
 use super::response::Response;
-use super::spider::Output;
+use super::spider::{Output, Outputs};
 use crate::defer::Failure;
 
 /// A spider middleware; every method passes through by default.
@@ -23,13 +23,19 @@ pub trait SpiderMiddleware {
         Ok(())
     }
 
-    /// Called with a callback's (or errback's) outputs; may filter or change them.
+    /// Wraps a callback's (or errback's) outputs; may filter, change or add to them.
+    ///
+    /// The outputs are lazy (Scrapy's generator chain): wrap the iterator with adaptors
+    /// (`map`, `filter_map`, `flat_map`...) rather than collecting it, so a callback
+    /// yielding 100,000 requests is never held whole. An `Err` item is an exception
+    /// from the callback's iteration; pass it on. Anything the adaptors need from
+    /// `response` must be cloned into them.
     fn process_spider_output(
         &self,
         response: Option<&Response>,
         request: &Request,
-        outputs: Vec<Output>,
-    ) -> Vec<Output> {
+        outputs: Outputs,
+    ) -> Outputs {
         let _ = (response, request);
         outputs
     }
@@ -44,11 +50,8 @@ pub trait SpiderMiddleware {
         None
     }
 
-    /// Wraps the spider's `start()` output.
-    fn process_start(
-        &self,
-        start: Box<dyn Iterator<Item = Output>>,
-    ) -> Box<dyn Iterator<Item = Output>> {
+    /// Wraps the spider's `start()` output (lazy, like `process_spider_output`).
+    fn process_start(&self, start: Outputs) -> Outputs {
         start
     }
 }
@@ -81,15 +84,22 @@ impl SpiderMiddlewareManager {
         Ok(())
     }
 
-    /// Runs `process_spider_output` in reverse order.
+    /// Wraps `outputs` with each middleware's `process_spider_output`, in reverse order.
+    /// A middleware that panics while wrapping ends the outputs with that failure.
     pub fn process_output(
         &self,
         response: Option<&Response>,
         request: &Request,
-        mut outputs: Vec<Output>,
-    ) -> Vec<Output> {
+        mut outputs: Outputs,
+    ) -> Outputs {
         for (_, mw) in self.middlewares.iter().rev() {
-            outputs = mw.process_spider_output(response, request, outputs);
+            let wrapped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                mw.process_spider_output(response, request, outputs)
+            }));
+            outputs = match wrapped {
+                Ok(outputs) => outputs,
+                Err(p) => Box::new(std::iter::once(Err(Failure::from_panic(p.as_ref())))),
+            };
         }
         outputs
     }
@@ -103,12 +113,14 @@ impl SpiderMiddlewareManager {
     }
 
     /// Wraps `start` with each middleware's `process_start` (last middleware outermost).
-    pub fn process_start(
-        &self,
-        mut start: Box<dyn Iterator<Item = Output>>,
-    ) -> Box<dyn Iterator<Item = Output>> {
+    pub fn process_start(&self, mut start: Outputs) -> Outputs {
         for (_, mw) in self.middlewares.iter().rev() {
-            start = mw.process_start(start);
+            let wrapped =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| mw.process_start(start)));
+            start = match wrapped {
+                Ok(start) => start,
+                Err(p) => Box::new(std::iter::once(Err(Failure::from_panic(p.as_ref())))),
+            };
         }
         start
     }

@@ -442,14 +442,17 @@ impl Spider for RedisSpider {
         self.inner.custom_settings()
     }
 
-    fn start(&mut self) -> Box<dyn Iterator<Item = Output>> {
+    fn start(&mut self) -> crate::crawl::Outputs {
         // Lazily: the engine creates the iterator before the scheduler opens, and
         // the seeds must follow the scheduler's OPEN on the connection.
         match &self.feeder {
-            Some(f) => Box::new(StartFetch {
-                feeder: Some(f.clone()),
-                seeds: std::mem::take(&mut self.seeds),
-            }),
+            Some(f) => Box::new(
+                StartFetch {
+                    feeder: Some(f.clone()),
+                    seeds: std::mem::take(&mut self.seeds),
+                }
+                .map(Ok),
+            ),
             None => {
                 let why = SETUP_ERROR.with(|e| e.borrow_mut().take());
                 log::error!(
@@ -463,6 +466,14 @@ impl Spider for RedisSpider {
 
     fn callback(&mut self, name: &str, response: &Response) -> CallbackResult {
         self.inner.callback(name, response)
+    }
+
+    fn callback_outputs(
+        &mut self,
+        name: &str,
+        response: &Response,
+    ) -> Result<crate::crawl::Outputs, Failure> {
+        self.inner.callback_outputs(name, response)
     }
 
     fn parse(&mut self, response: &Response) -> CallbackResult {

@@ -132,8 +132,8 @@ impl Spider for FnSpider {
     fn allowed_domains(&self) -> Vec<String> {
         self.allowed.clone()
     }
-    fn start(&mut self) -> Box<dyn Iterator<Item = Output>> {
-        (self.start)()
+    fn start(&mut self) -> trawl::crawl::Outputs {
+        Box::new((self.start)().map(Ok))
     }
     fn callback(&mut self, name: &str, response: &Response) -> CallbackResult {
         (self.parse)(name, response)

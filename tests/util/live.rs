@@ -80,7 +80,7 @@ impl Spider for LiveSpider {
     fn allowed_domains(&self) -> Vec<String> {
         self.allowed.clone()
     }
-    fn start(&mut self) -> Box<dyn Iterator<Item = Output>> {
+    fn start(&mut self) -> trawl::crawl::Outputs {
         let start: Vec<Output> = self
             .start
             .drain(..)
@@ -93,7 +93,7 @@ impl Spider for LiveSpider {
                 Output::Request(r)
             })
             .collect();
-        Box::new(start.into_iter())
+        trawl::crawl::outputs(start)
     }
     fn callback(&mut self, _name: &str, response: &Response) -> CallbackResult {
         self.seen.responses.borrow_mut().push(response.clone());

@@ -40,7 +40,7 @@ use super::scheduler::{
 };
 use super::scraper::Scraper;
 use super::signals::{Signal, SignalArgs};
-use super::spider::Output;
+use super::spider::{Output, Outputs};
 use crate::defer::{Deferred, Failure};
 use crate::task::{CallLaterOnce, LoopingCall};
 
@@ -133,7 +133,7 @@ impl EngineSlot {
     /// Runs `f` on the scheduler with no borrow held; `None` when it is busy (this is
     /// a re-entrant call) or gone.
     fn with_scheduler<R>(&self, f: impl FnOnce(&mut dyn Scheduler) -> R) -> Option<R> {
-        let mut taken = self.scheduler.try_borrow_mut().ok()?.take()?;
+        let taken = self.scheduler.try_borrow_mut().ok()?.take()?;
         /// Puts the scheduler back even if `f` panics.
         struct Restore<'a>(
             &'a RefCell<Option<Box<dyn Scheduler>>>,
@@ -146,8 +146,10 @@ impl EngineSlot {
                 }
             }
         }
-        let r = f(&mut *taken);
-        drop(Restore(&self.scheduler, Some(taken)));
+        let mut guard = Restore(&self.scheduler, Some(taken));
+        let scheduler = guard.1.as_deref_mut()?;
+        let r = f(scheduler);
+        drop(guard);
         Some(r)
     }
 
@@ -175,7 +177,10 @@ struct State {
     stopping: bool,
     paused: bool,
     start_time: Option<f64>,
-    start: Option<Box<dyn Iterator<Item = Output>>>,
+    start: Option<Outputs>,
+    /// `start()` raised: the crawl finishes with reason `start_error` (Scrapy's
+    /// `_start_error`).
+    start_error: bool,
     closewait: Option<Deferred<()>>,
     next_id: u64,
 }
@@ -237,6 +242,7 @@ impl ExecutionEngine {
                 paused: false,
                 start_time: None,
                 start: None,
+                start_error: false,
                 closewait: None,
                 next_id: 0,
             }),
@@ -368,7 +374,7 @@ impl ExecutionEngine {
             if skip > 0 {
                 log::info!("Resuming: skipping the first {skip} outputs of start()");
                 self.start_track.next.set(skip);
-                Box::new(start.skip(skip as usize)) as Box<dyn Iterator<Item = Output>>
+                Box::new(start.skip(skip as usize)) as Outputs
             } else {
                 start
             }
@@ -423,9 +429,28 @@ impl ExecutionEngine {
             }
             Ok(())
         });
-        crawler
+        let results = crawler
             .signals
             .send_catch_log(Signal::SpiderOpened, SignalArgs::None);
+        // A handler may ask for the spider to be closed (Scrapy honours the request once
+        // the spider is open).
+        let close = results.iter().find_map(|r| match r {
+            Err(f) => f.downcast_ref::<CloseSpider>().map(|c| c.reason.clone()),
+            Ok(()) => None,
+        });
+        if let Some(reason) = close {
+            let me = self.me.clone();
+            crawler.clock().call_later(0.0, move || {
+                if let Some(e) = me.upgrade() {
+                    let reason = if reason.is_empty() {
+                        "cancelled"
+                    } else {
+                        &reason
+                    };
+                    let _ = e.close_spider(reason);
+                }
+            });
+        }
         Ok(())
     }
 
@@ -519,21 +544,19 @@ impl ExecutionEngine {
                 return;
             };
             drop(st);
-            let item = catch_unwind(AssertUnwindSafe(|| start.next()));
-            let mut st = self.state.borrow_mut();
+            let item = catch_unwind(AssertUnwindSafe(|| start.next()))
+                .unwrap_or_else(|panic| Some(Err(Failure::from_panic(panic.as_ref()))));
             match item {
-                Ok(Some(output)) => {
-                    st.start = Some(start);
+                Some(Ok(output)) => {
+                    self.state.borrow_mut().start = Some(start);
                     Some(output)
                 }
-                Ok(None) => None,
-                Err(panic) => {
-                    log::error!(
-                        "Error while reading start items and requests: {}",
-                        crate::reactor::panic_message(panic.as_ref())
-                    );
+                Some(Err(failure)) => {
+                    drop(start);
+                    self.start_failed(&failure);
                     None
                 }
+                None => None,
             }
         };
         let index = self.start_track.next.get();
@@ -560,6 +583,43 @@ impl ExecutionEngine {
                 }
             }
             None => {}
+        }
+    }
+
+    /// `start()` raised (Scrapy's `_process_start_next`): `CloseSpider` closes the spider
+    /// with its reason; anything else is logged, sent as `spider_error`, counted, and
+    /// makes `start_error` the finish reason.
+    fn start_failed(&self, failure: &Failure) {
+        let Some(crawler) = self.crawler() else {
+            return;
+        };
+        if let Some(close) = failure.downcast_ref::<CloseSpider>() {
+            let reason = if close.reason.is_empty() {
+                "cancelled"
+            } else {
+                close.reason.as_str()
+            };
+            let _ = self.close_spider(reason);
+            return;
+        }
+        self.state.borrow_mut().start_error = true;
+        log::error!(
+            "Error while reading start items and requests: {}",
+            failure.describe()
+        );
+        crawler.signals.send_catch_log(
+            Signal::SpiderError,
+            SignalArgs::SpiderError {
+                failure,
+                response: None,
+                request: None,
+            },
+        );
+        let kind = failure.type_name().rsplit("::").next().unwrap_or("Failure");
+        crawler.stats.inc("spider_exceptions/count");
+        crawler.stats.inc(&format!("spider_exceptions/{kind}"));
+        if let Some(slot) = self.slot() {
+            slot.nextcall.schedule(0.0);
         }
     }
 
@@ -640,11 +700,18 @@ impl ExecutionEngine {
                 Ok(())
             })
             .add_both(move |_| {
-                if let Some(r) = &finished {
-                    s1.with_scheduler(|s| s.request_finished(r));
-                }
+                // The scheduler's hook is user code: the request leaves `inprogress`
+                // whatever it does, and its failure goes to the errback below.
+                let hook = finished.as_ref().map(|r| {
+                    catch_unwind(AssertUnwindSafe(|| {
+                        s1.with_scheduler(|s| s.request_finished(r))
+                    }))
+                });
                 s1.remove_request(id);
-                Ok(())
+                match hook {
+                    Some(Err(panic)) => Err(Failure::from_panic(panic.as_ref())),
+                    _ => Ok(()),
+                }
             })
             .add_errback(|f| {
                 log::info!("Error while removing request from slot:\n{}", f.describe());
@@ -911,7 +978,12 @@ impl ExecutionEngine {
         }
         // Handlers may have scheduled requests: check again.
         if self.spider_is_idle() {
-            let _ = self.close_spider(close_reason.as_deref().unwrap_or("finished"));
+            let default = if self.state.borrow().start_error {
+                "start_error"
+            } else {
+                "finished"
+            };
+            let _ = self.close_spider(close_reason.as_deref().unwrap_or(default));
         }
     }
 

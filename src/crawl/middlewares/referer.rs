@@ -14,7 +14,7 @@ use url::Url;
 
 use crate::crawl::context::CrawlContext;
 use crate::crawl::errors::NotConfigured;
-use crate::crawl::spider::Output;
+use crate::crawl::spider::{Output, Outputs};
 use crate::crawl::spidermw::SpiderMiddleware;
 use crate::crawl::{Request, Response};
 use crate::defer::Failure;
@@ -211,8 +211,8 @@ impl SpiderMiddleware for RefererMiddleware {
         &self,
         response: Option<&Response>,
         _request: &Request,
-        mut outputs: Vec<Output>,
-    ) -> Vec<Output> {
+        outputs: Outputs,
+    ) -> Outputs {
         let Some(response) = response else {
             return outputs;
         };
@@ -220,22 +220,24 @@ impl SpiderMiddleware for RefererMiddleware {
             .headers()
             .get_str("Referrer-Policy")
             .and_then(ReferrerPolicy::from_header);
-        for out in &mut outputs {
-            let Output::Request(r) = out else { continue };
-            if r.headers().contains("Referer") {
-                continue;
+        let (from, default) = (response.url().clone(), self.default);
+        Box::new(outputs.map(move |out| {
+            let Ok(Output::Request(mut r)) = out else {
+                return out;
+            };
+            if !r.headers().contains("Referer") {
+                let policy = r
+                    .meta()
+                    .get_str("referrer_policy")
+                    .and_then(ReferrerPolicy::from_name)
+                    .or(header_policy)
+                    .unwrap_or(default);
+                if let Some(value) = policy.referrer(&from, r.url()) {
+                    r.headers_mut().set("Referer", value);
+                }
             }
-            let policy = r
-                .meta()
-                .get_str("referrer_policy")
-                .and_then(ReferrerPolicy::from_name)
-                .or(header_policy)
-                .unwrap_or(self.default);
-            if let Some(value) = policy.referrer(response.url(), r.url()) {
-                r.headers_mut().set("Referer", value);
-            }
-        }
-        outputs
+            Ok(Output::Request(r))
+        }))
     }
 }
 
@@ -324,7 +326,10 @@ mod tests {
                     .with_header("Referer", "custom"),
             ),
         ];
-        let outs = mw.process_spider_output(Some(&resp), &page, outs);
+        let outs: Vec<Output> = mw
+            .process_spider_output(Some(&resp), &page, crate::crawl::outputs(outs))
+            .collect::<Result<_, _>>()
+            .expect("no failure");
         let refs: Vec<Option<&str>> = outs
             .iter()
             .map(|o| match o {

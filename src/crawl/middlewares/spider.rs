@@ -5,7 +5,7 @@ use std::rc::{Rc, Weak};
 
 use crate::crawl::context::CrawlContext;
 use crate::crawl::errors::NotConfigured;
-use crate::crawl::spider::Output;
+use crate::crawl::spider::{Output, Outputs};
 use crate::crawl::spidermw::SpiderMiddleware;
 use crate::crawl::{Request, Response};
 use crate::defer::Failure;
@@ -154,24 +154,29 @@ fn url_length_ok(output: &Output, limit: usize, crawler: &Weak<CrawlContext>) ->
     }
 }
 
+impl UrlLengthMiddleware {
+    fn filter(&self, outputs: Outputs) -> Outputs {
+        let (limit, crawler) = (self.limit, self.crawler.clone());
+        Box::new(outputs.filter(move |o| match o {
+            Ok(o) => url_length_ok(o, limit, &crawler),
+            Err(_) => true,
+        }))
+    }
+}
+
 impl SpiderMiddleware for UrlLengthMiddleware {
     fn process_spider_output(
         &self,
         _response: Option<&Response>,
         _request: &Request,
-        mut outputs: Vec<Output>,
-    ) -> Vec<Output> {
-        outputs.retain(|o| url_length_ok(o, self.limit, &self.crawler));
-        outputs
+        outputs: Outputs,
+    ) -> Outputs {
+        self.filter(outputs)
     }
 
     /// Start requests are filtered too (Scrapy's `get_processed_request` sees them).
-    fn process_start(
-        &self,
-        start: Box<dyn Iterator<Item = Output>>,
-    ) -> Box<dyn Iterator<Item = Output>> {
-        let (limit, crawler) = (self.limit, self.crawler.clone());
-        Box::new(start.filter(move |o| url_length_ok(o, limit, &crawler)))
+    fn process_start(&self, start: Outputs) -> Outputs {
+        self.filter(start)
     }
 }
 
@@ -183,6 +188,11 @@ impl SpiderMiddleware for UrlLengthMiddleware {
 /// consumed so that it does not spread through meta copies).
 #[derive(Debug)]
 pub struct DepthMiddleware {
+    config: Rc<DepthConfig>,
+}
+
+#[derive(Debug)]
+struct DepthConfig {
     crawler: Weak<CrawlContext>,
     max_depth: i64,
     priority: i64,
@@ -199,14 +209,18 @@ impl DepthMiddleware {
     pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         let s = &crawler.settings;
         Ok(Self {
-            crawler: Rc::downgrade(crawler),
-            max_depth: s.get_int("DEPTH_LIMIT")?,
-            priority: s.get_int("DEPTH_PRIORITY")?,
-            verbose: s.get_bool("DEPTH_STATS_VERBOSE")?,
-            ignored_logged: std::cell::Cell::new(false),
+            config: Rc::new(DepthConfig {
+                crawler: Rc::downgrade(crawler),
+                max_depth: s.get_int("DEPTH_LIMIT")?,
+                priority: s.get_int("DEPTH_PRIORITY")?,
+                verbose: s.get_bool("DEPTH_STATS_VERBOSE")?,
+                ignored_logged: std::cell::Cell::new(false),
+            }),
         })
     }
+}
 
+impl DepthConfig {
     /// Scrapy's `get_processed_request` for a request yielded from a response at
     /// `parent_depth`: `false` drops it.
     fn process_request(
@@ -276,36 +290,37 @@ impl SpiderMiddleware for DepthMiddleware {
         &self,
         response: Option<&Response>,
         _request: &Request,
-        mut outputs: Vec<Output>,
-    ) -> Vec<Output> {
+        outputs: Outputs,
+    ) -> Outputs {
         let Some(response) = response else {
             // No response (an errback's output): Scrapy passes these by its spider
             // middlewares; like its start requests, they only lose `depth_reset`.
-            return outputs.into_iter().map(pop_depth_reset).collect();
+            return Box::new(outputs.map(|o| o.map(pop_depth_reset)));
         };
-        let crawler = self.crawler.upgrade();
+        let config = self.config.clone();
         let parent_depth = match response.meta().get_i64("depth") {
             Some(depth) => depth,
             None => {
-                if self.verbose
-                    && let Some(c) = &crawler
+                if config.verbose
+                    && let Some(c) = config.crawler.upgrade()
                 {
                     c.stats.inc("request_depth_count/0");
                 }
                 0
             }
         };
-        outputs.retain_mut(|o| match o {
-            Output::Request(r) => self.process_request(r, parent_depth, crawler.as_deref()),
-            _ => true,
-        });
-        outputs
+        Box::new(outputs.filter_map(move |o| match o {
+            Ok(Output::Request(mut r)) => {
+                let crawler = config.crawler.upgrade();
+                config
+                    .process_request(&mut r, parent_depth, crawler.as_deref())
+                    .then_some(Ok(Output::Request(r)))
+            }
+            other => Some(other),
+        }))
     }
 
-    fn process_start(
-        &self,
-        start: Box<dyn Iterator<Item = Output>>,
-    ) -> Box<dyn Iterator<Item = Output>> {
-        Box::new(start.map(pop_depth_reset))
+    fn process_start(&self, start: Outputs) -> Outputs {
+        Box::new(start.map(|o| o.map(pop_depth_reset)))
     }
 }
