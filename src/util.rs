@@ -1,6 +1,6 @@
 //! Small shared helpers with no place in a layer: a fast non-cryptographic hasher for
-//! hot-path maps keyed by short strings (stats keys, per-page link sets), and the one
-//! base64 (RFC 4648) of the crate. Nothing here depends on any other module of the
+//! hot-path maps keyed by short strings (stats keys, per-page link sets), the one
+//! base64 (RFC 4648) of the crate, and the process's peak RSS. Nothing here depends on any other module of the
 //! crate. (Percent-decoding is the `percent-encoding` crate's, which `url` brings.)
 
 use std::hash::{BuildHasherDefault, Hasher};
@@ -115,6 +115,15 @@ pub fn base64_decode(s: &str) -> Option<Vec<u8>> {
         }
     }
     Some(out)
+}
+
+/// Peak resident set size of this process, in bytes (Linux `VmHWM`, what Scrapy's
+/// `ru_maxrss` reports); `None` where `/proc` does not have it.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 #[cfg(test)]

@@ -320,3 +320,81 @@ fn bench_reports_pages_per_minute() {
     assert!(out.contains("items/min"), "{out}");
     assert!(out.contains("peak RSS"), "{out}");
 }
+
+#[test]
+fn log_level_from_s_or_l_quiets_the_crawl_and_log_counts_are_in_the_stats() {
+    let srv = server(10);
+    // Default: INFO lines, and the stats dump (at INFO) carries log_count/INFO.
+    let o = run(&[
+        "crawl",
+        &srv.url("/index.html"),
+        "-s",
+        "CLOSESPIDER_PAGECOUNT=3",
+    ]);
+    assert!(o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains(" INFO: "), "{stderr}");
+    assert!(stderr.contains("'log_count/INFO': "), "{stderr}");
+    assert!(stderr.contains("started (bot: trawlbot)"), "{stderr}");
+    // -s LOG_LEVEL=WARNING: no INFO line at all once the crawler has its settings.
+    let o = run(&[
+        "crawl",
+        &srv.url("/index.html"),
+        "-s",
+        "CLOSESPIDER_PAGECOUNT=3",
+        "-s",
+        "LOG_LEVEL=WARNING",
+    ]);
+    assert!(o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains(" INFO: "), "{stderr}");
+    // LOG_ENABLED=False: nothing.
+    let o = run(&[
+        "crawl",
+        &srv.url("/index.html"),
+        "-s",
+        "CLOSESPIDER_PAGECOUNT=3",
+        "-s",
+        "LOG_ENABLED=False",
+    ]);
+    assert!(o.status.success());
+    assert!(!String::from_utf8_lossy(&o.stderr).contains(": "), "silent");
+    // A bad LOG_LEVEL is a clear error, not a silent default.
+    let o = run(&["crawl", &srv.url("/index.html"), "-s", "LOG_LEVEL=LOUD"]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("LOG_LEVEL"));
+}
+
+#[test]
+fn an_unknown_setting_is_warned_about_once_with_a_suggestion() {
+    let srv = server(5);
+    let o = run(&[
+        "crawl",
+        &srv.url("/index.html"),
+        "-s",
+        "CONCURENT_REQUESTS=4",
+        "-s",
+        "CLOSESPIDER_PAGECOUNT=2",
+        "-s",
+        "MY_OWN_SETTING=1",
+    ]);
+    assert!(o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let typo: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("Unknown setting CONCURENT_REQUESTS"))
+        .collect();
+    assert_eq!(typo.len(), 1, "{stderr}");
+    assert!(
+        typo[0].contains("did you mean CONCURRENT_REQUESTS?"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Unknown setting MY_OWN_SETTING"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("Unknown setting CLOSESPIDER_PAGECOUNT"),
+        "known settings pass: {stderr}"
+    );
+}

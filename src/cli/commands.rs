@@ -130,6 +130,16 @@ fn logging(args: &Args, default: &str) -> Result<(), CliError> {
     )
 }
 
+/// The command's log level as a setting: `-L` at command-line priority, the command's
+/// default at command priority (so a spider's `custom_settings` or `-s LOG_LEVEL=`
+/// overrides the default, as in Scrapy).
+fn log_level_setting(args: &Args, default: &str, settings: &mut Settings) {
+    match args.value("loglevel") {
+        Some(level) => settings.set("LOG_LEVEL", level, Priority::Cmdline),
+        None => settings.set("LOG_LEVEL", default, Priority::Command),
+    }
+}
+
 // ---------------------------------------------------------------- bench
 
 fn bench(args: &Args) -> Result<i32, CliError> {
@@ -153,7 +163,7 @@ fn bench(args: &Args) -> Result<i32, CliError> {
     );
     let mut settings = Settings::new();
     settings.set("LOGSTATS_INTERVAL", 1.0, Priority::Command);
-    settings.set("LOG_LEVEL", "INFO", Priority::Command);
+    log_level_setting(args, "INFO", &mut settings);
     match (time, count) {
         (_, Some(n)) => {
             settings.set("CLOSESPIDER_PAGECOUNT", n, Priority::Command);
@@ -284,7 +294,7 @@ fn crawl(args: &Args) -> Result<i32, CliError> {
     let depth: Option<u32> = args.number("depth")?;
     logging(args, "INFO")?;
     let mut settings = Settings::new();
-    settings.set("LOG_LEVEL", "INFO", Priority::Command);
+    log_level_setting(args, "INFO", &mut settings);
     // Every page gets a record, whatever its status.
     settings.set("HTTPERROR_ALLOW_ALL", true, Priority::Command);
     if let Some(d) = depth {
@@ -423,6 +433,7 @@ fn fetch(args: &Args) -> Result<i32, CliError> {
     // As `scrapy fetch` outside a project: fetch what was asked for.
     settings.set("ROBOTSTXT_OBEY", false, Priority::Command);
     settings.set("STATS_DUMP", false, Priority::Command);
+    log_level_setting(args, "CRITICAL", &mut settings);
     apply_common(args, &mut settings)?;
     let result: FetchResult = Rc::default();
     let spider = Fetch {

@@ -120,22 +120,16 @@ static PROGRESS_ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 ///
 /// An unknown level or a log file that cannot be created.
 pub fn init_logging(level: &str, logfile: Option<&str>) -> Result<(), CliError> {
-    let filter = match level.to_ascii_uppercase().as_str() {
-        // No record is logged at CRITICAL: only the command's own last line remains.
-        "CRITICAL" => log::LevelFilter::Off,
-        "ERROR" => log::LevelFilter::Error,
-        "WARNING" | "WARN" => log::LevelFilter::Warn,
-        "INFO" => log::LevelFilter::Info,
-        "DEBUG" => log::LevelFilter::Debug,
-        "TRACE" => log::LevelFilter::Trace,
-        other => {
-            return Err(CliError::Usage(format!(
-                "unknown log level {other:?} (DEBUG, INFO, WARNING, ERROR, CRITICAL)"
-            )));
-        }
+    // No record is logged at CRITICAL: only the command's own last line remains.
+    let Some(filter) = crate::crawl::logging::level_filter(level) else {
+        return Err(CliError::Usage(format!(
+            "unknown log level {level:?} (DEBUG, INFO, WARNING, ERROR, CRITICAL)"
+        )));
     };
     let mut b = env_logger::Builder::new();
-    b.filter_level(filter);
+    // The logger passes everything; the global maximum level filters, so that each
+    // crawler can apply its own LOG_LEVEL / LOG_ENABLED (`crawl::logging`).
+    b.filter_level(log::LevelFilter::Trace);
     // Dependencies stay quiet unless asked for.
     b.filter_module("rustls", log::LevelFilter::Warn);
     b.format(|buf, record| {
@@ -166,7 +160,11 @@ pub fn init_logging(level: &str, logfile: Option<&str>) -> Result<(), CliError> 
         b.target(env_logger::Target::Pipe(Box::new(file)));
     }
     // A second init (tests calling `main` twice) keeps the first logger.
-    let _ = b.try_init();
+    let logger = crate::crawl::logging::CountingLogger::new(b.build());
+    if log::set_boxed_logger(Box::new(logger)).is_ok() {
+        crate::crawl::logging::set_managed(true);
+    }
+    log::set_max_level(filter);
     Ok(())
 }
 
@@ -176,13 +174,7 @@ fn wall_now() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// Peak resident set size of this process, in bytes (Linux `VmHWM`).
-pub fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
+pub use crate::util::peak_rss;
 
 /// Applies `-s`, `-o`/`-O` and the log level to `settings` at command-line priority.
 ///
@@ -197,7 +189,19 @@ pub fn apply_common(args: &Args, settings: &mut Settings) -> Result<(), CliError
         if name.is_empty() {
             return Err(CliError::Usage(format!("-s expects NAME=VALUE, got {s:?}")));
         }
-        settings.set(name.trim(), value, Priority::Cmdline);
+        let name = name.trim();
+        if !crate::crawl::settings::is_known(name) {
+            match crate::crawl::settings::suggest(name) {
+                Some(close) => log::warn!(
+                    "Unknown setting {name} (-s {s}); did you mean {close}? It is set, but \
+                     nothing built in reads it"
+                ),
+                None => log::warn!(
+                    "Unknown setting {name} (-s {s}): it is set, but nothing built in reads it"
+                ),
+            }
+        }
+        settings.set(name, value, Priority::Cmdline);
     }
     let mut feeds = serde_json::Map::new();
     for (flag, overwrite) in [("o", false), ("O", true)] {

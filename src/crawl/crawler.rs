@@ -256,6 +256,22 @@ impl Crawler {
             settings.set(&name, value, Priority::Spider);
         }
         settings.freeze();
+        // LOG_LEVEL / LOG_ENABLED (spider's custom_settings and -s included) take effect
+        // when trawl manages the logger (the `trawl` command).
+        super::logging::apply_settings(&settings).map_err(Failure::new)?;
+        log::info!(
+            "trawl {} started (bot: {})",
+            env!("CARGO_PKG_VERSION"),
+            settings.get_str("BOT_NAME")?.unwrap_or_default()
+        );
+        let overridden = settings.overridden();
+        if !overridden.is_empty() {
+            let lines: Vec<String> = overridden
+                .iter()
+                .map(|(name, value)| format!("{name}: {value}"))
+                .collect();
+            log::info!("Overridden settings:\n{}", lines.join("\n"));
+        }
         let mut spider = spider;
         spider.settings_ready(&settings);
         let spider_name = spider.name().to_owned();

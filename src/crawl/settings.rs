@@ -86,7 +86,9 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("CLOSESPIDER_ERRORCOUNT", json!(0)),
         ("CLOSESPIDER_ITEMCOUNT", json!(0)),
         ("CLOSESPIDER_PAGECOUNT", json!(0)),
+        ("CLOSESPIDER_PAGECOUNT_NO_ITEM", json!(0)),
         ("CLOSESPIDER_TIMEOUT", json!(0)),
+        ("CLOSESPIDER_TIMEOUT_NO_ITEM", json!(0)),
         ("COMPRESSION_ENABLED", json!(true)),
         ("CONCURRENT_ITEMS", json!(100)),
         ("CONCURRENT_REQUESTS", json!(16)),
@@ -155,7 +157,9 @@ fn defaults() -> Vec<(&'static str, Value)> {
                 "trawl.CloseSpider": 0,
                 "trawl.FeedExporter": 0,
                 "trawl.EngineMonitor": 0,
-                "trawl.AutoThrottle": 0
+                "trawl.AutoThrottle": 0,
+                "trawl.LogCount": 0,
+                "trawl.MemoryUsage": 0
             }),
         ),
         ("FEED_EXPORT_ENCODING", json!("utf-8")),
@@ -192,6 +196,10 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("LOG_ENABLED", json!(true)),
         ("LOG_LEVEL", json!("DEBUG")),
         ("LOGSTATS_INTERVAL", json!(60.0)),
+        ("MEMUSAGE_CHECK_INTERVAL_SECONDS", json!(60.0)),
+        ("MEMUSAGE_ENABLED", json!(true)),
+        ("MEMUSAGE_LIMIT_MB", json!(0)),
+        ("MEMUSAGE_WARNING_MB", json!(0)),
         ("METAREFRESH_ENABLED", json!(true)),
         ("METAREFRESH_IGNORE_TAGS", json!(["noscript"])),
         ("METAREFRESH_MAXDELAY", json!(100)),
@@ -261,6 +269,71 @@ fn defaults() -> Vec<(&'static str, Value)> {
             )),
         ),
     ]
+}
+
+/// Settings trawl reads whose defaults live with their readers rather than in the
+/// defaults table (scrapy-redis keeps its names out of Scrapy's table too).
+const READ_ELSEWHERE: &[&str] = &[
+    "MAX_IDLE_TIME_BEFORE_CLOSE",
+    "RANDOMIZE_DOWNLOAD_DELAY",
+    "REDIS_DB",
+    "REDIS_HOST",
+    "REDIS_ITEMS_KEY",
+    "REDIS_LEASE_TIMEOUT",
+    "REDIS_MAX_BUFFERED",
+    "REDIS_PARAMS",
+    "REDIS_PORT",
+    "REDIS_PREFETCH",
+    "REDIS_START_URLS_AS_SET",
+    "REDIS_START_URLS_AS_ZSET",
+    "REDIS_START_URLS_BATCH_SIZE",
+    "REDIS_START_URLS_KEY",
+    "REDIS_URL",
+    "SCHEDULER_DUPEFILTER_KEY",
+    "SCHEDULER_FLUSH_ON_START",
+    "SCHEDULER_IDLE_BEFORE_CLOSE",
+    "SCHEDULER_PERSIST",
+    "SCHEDULER_QUEUE_CLASS",
+    "SCHEDULER_QUEUE_KEY",
+    "SCHEDULER_SERIALIZER",
+    "STATS_KEY",
+];
+
+/// Whether trawl knows a setting by this name (in the defaults table or read by a
+/// built-in component). Components of the user's own may read others.
+pub fn is_known(name: &str) -> bool {
+    READ_ELSEWHERE.contains(&name) || defaults().iter().any(|(n, _)| *n == name)
+}
+
+/// The known setting closest to `name` (a likely typo), if one is close enough.
+pub fn suggest(name: &str) -> Option<String> {
+    let upper = name.to_ascii_uppercase();
+    let mut known: Vec<String> = defaults().into_iter().map(|(n, _)| n.to_owned()).collect();
+    known.extend(READ_ELSEWHERE.iter().map(|n| (*n).to_owned()));
+    known
+        .into_iter()
+        .map(|k| (edit_distance(&upper, &k), k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 6))
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance over bytes (setting names are ASCII and short).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 impl Settings {

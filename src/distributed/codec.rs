@@ -17,7 +17,6 @@
 
 use serde_json::{Map, Value};
 
-use crate::crawl::fingerprint::push_json_str;
 use crate::crawl::record;
 use crate::crawl::request::{Method, Request};
 use crate::util::{base64_decode, base64_encode};
@@ -43,94 +42,16 @@ pub fn decode_native(member: &[u8]) -> Result<Request, String> {
 /// Python's `json.dumps(value, ensure_ascii=True)` text, compact (`,` and `:`) or with
 /// the default separators (`, ` and `: `).
 pub fn python_json(value: &Value, compact: bool) -> String {
-    let mut out = String::new();
-    write_python_json(&mut out, value, compact);
-    out
-}
-
-fn write_python_json(out: &mut String, value: &Value, compact: bool) {
-    let (item_sep, key_sep) = if compact { (",", ":") } else { (", ", ": ") };
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(i), _, _) => out.push_str(&i.to_string()),
-            (_, Some(u), _) => out.push_str(&u.to_string()),
-            (_, _, Some(f)) => out.push_str(&python_float_repr(f)),
-            _ => out.push_str(&n.to_string()),
+    crate::crawl::pyjson::dumps(
+        value,
+        crate::crawl::pyjson::PyJson {
+            compact,
+            ..Default::default()
         },
-        Value::String(s) => push_json_str(out, s),
-        Value::Array(a) => {
-            out.push('[');
-            for (i, v) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(item_sep);
-                }
-                write_python_json(out, v, compact);
-            }
-            out.push(']');
-        }
-        Value::Object(m) => {
-            out.push('{');
-            for (i, (k, v)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(item_sep);
-                }
-                push_json_str(out, k);
-                out.push_str(key_sep);
-                write_python_json(out, v, compact);
-            }
-            out.push('}');
-        }
-    }
+    )
 }
 
-/// Python's `repr(float)`: the shortest round-trip digits, fixed notation for
-/// decimal exponents in [-4, 16), scientific (`1e+16`, `1.5e-05`) otherwise.
-pub fn python_float_repr(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        };
-    }
-    // `{:e}` gives the shortest round-trip digits: "-1.2345e-7".
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(m) => ("-", m),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    if (-4..16).contains(&exp) {
-        let point = exp + 1; // digits before the decimal point
-        let body = if point <= 0 {
-            format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
-        } else if point as usize >= digits.len() {
-            format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
-        } else {
-            format!(
-                "{}.{}",
-                &digits[..point as usize],
-                &digits[point as usize..]
-            )
-        };
-        format!("{sign}{body}")
-    } else {
-        let m = if digits.len() > 1 {
-            format!("{}.{}", &digits[..1], &digits[1..])
-        } else {
-            digits
-        };
-        let esign = if exp < 0 { '-' } else { '+' };
-        format!("{sign}{m}e{esign}{:02}", exp.unsigned_abs())
-    }
-}
+pub use crate::crawl::pyjson::python_float_repr;
 
 fn bytes_value(b: &[u8]) -> Value {
     let mut m = Map::new();

@@ -26,6 +26,7 @@ use crate::crawl::errors::NotConfigured;
 use crate::crawl::item::Item;
 use crate::crawl::jobdir::JobOutput;
 use crate::crawl::jobdir::queue::JOB_ID;
+use crate::crawl::pyjson::{PyJson, dumps};
 use crate::crawl::signals::{Signal, SignalArgs};
 use crate::defer::Failure;
 
@@ -64,6 +65,9 @@ struct Feed {
     fields: Option<Vec<String>>,
     indent: usize,
     overwrite: bool,
+    /// `encoding` null (Scrapy's default `FEED_EXPORT_ENCODING`): JSON escapes every
+    /// non-ASCII character as `\uXXXX`, as Python's `ensure_ascii`.
+    ensure_ascii: bool,
     out: Option<BufWriter<File>>,
     count: u64,
     wrote_header: bool,
@@ -85,7 +89,7 @@ impl Feed {
         file.seek(SeekFrom::End(0))?;
         let mut out = BufWriter::with_capacity(64 * 1024, file);
         if len == 0 && self.format == FeedFormat::Json {
-            out.write_all(b"[")?;
+            out.write_all(b"[\n")?;
         }
         self.wrote_header = self.format == FeedFormat::Csv && len > 0;
         self.count = items;
@@ -108,7 +112,7 @@ impl Feed {
             .open(&self.path)?;
         let mut out = BufWriter::with_capacity(64 * 1024, file);
         if self.format == FeedFormat::Json {
-            out.write_all(b"[")?;
+            out.write_all(b"[\n")?;
         }
         if self.format == FeedFormat::Csv && existed && !self.overwrite {
             self.wrote_header = true;
@@ -122,23 +126,27 @@ impl Feed {
             return Ok(());
         };
         match self.format {
+            // Scrapy's JsonLinesItemExporter / JsonItemExporter, byte for byte.
             FeedFormat::JsonLines => {
-                serde_json::to_writer(&mut *out, &select(item, self.fields.as_deref()))?;
+                let opts = PyJson {
+                    ensure_ascii: self.ensure_ascii,
+                    ..PyJson::default()
+                };
+                let line = dumps(&select(item, self.fields.as_deref()), opts);
+                out.write_all(line.as_bytes())?;
                 out.write_all(b"\n")?;
             }
             FeedFormat::Json => {
-                out.write_all(if self.count == 0 { b"\n" } else { b",\n" })?;
-                let value = select(item, self.fields.as_deref());
-                if self.indent > 0 {
-                    let mut buf = Vec::new();
-                    let indent = " ".repeat(self.indent);
-                    let fmt = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
-                    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-                    serde::Serialize::serialize(&value, &mut ser)?;
-                    out.write_all(&buf)?;
-                } else {
-                    serde_json::to_writer(&mut *out, &value)?;
+                if self.count > 0 {
+                    out.write_all(b",\n")?;
                 }
+                let opts = PyJson {
+                    ensure_ascii: self.ensure_ascii,
+                    indent: (self.indent > 0).then_some(self.indent),
+                    compact: false,
+                };
+                let text = dumps(&select(item, self.fields.as_deref()), opts);
+                out.write_all(text.as_bytes())?;
             }
             FeedFormat::Csv => {
                 let fields = self
@@ -167,8 +175,7 @@ impl Feed {
             return Ok(());
         };
         if self.format == FeedFormat::Json {
-            out.write_all(if self.count == 0 { b"]" } else { b"\n]" })?;
-            out.write_all(b"\n")?;
+            out.write_all(b"\n]")?;
         }
         out.flush()
     }
@@ -266,6 +273,10 @@ impl FeedExporter {
             None => None,
         };
         let default_indent = s.get_usize("FEED_EXPORT_INDENT")?;
+        let default_encoding = s
+            .get("FEED_EXPORT_ENCODING")
+            .cloned()
+            .unwrap_or(Value::Null);
         let mut feeds = Vec::new();
         for (uri, options) in s.get_dict("FEEDS")? {
             let path = uri.strip_prefix("file://").unwrap_or(&uri).to_owned();
@@ -288,10 +299,32 @@ impl FeedExporter {
                 ),
                 _ => default_fields.clone(),
             };
+            let encoding = opts.get("encoding").unwrap_or(&default_encoding);
+            let ensure_ascii = match encoding {
+                Value::Null => true,
+                Value::String(e) if e.is_empty() => true,
+                Value::String(e)
+                    if matches!(
+                        e.to_ascii_lowercase().replace('_', "-").as_str(),
+                        "utf-8" | "utf8"
+                    ) =>
+                {
+                    false
+                }
+                other => {
+                    return Err(Failure::new(crate::crawl::settings::SettingsError {
+                        name: "FEED_EXPORT_ENCODING".into(),
+                        reason: format!(
+                            "{other} for {uri}: trawl writes utf-8, or ASCII-escaped JSON with null"
+                        ),
+                    }));
+                }
+            };
             feeds.push(Feed {
                 path,
                 format,
                 fields,
+                ensure_ascii,
                 indent: opts
                     .get("indent")
                     .and_then(Value::as_u64)

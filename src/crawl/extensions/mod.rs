@@ -3,6 +3,7 @@
 //! as long as the crawl.
 
 mod feeds;
+mod memusage;
 mod throttle;
 
 use std::any::Any;
@@ -18,6 +19,7 @@ use crate::reactor::DelayedCall;
 use crate::task::LoopingCall;
 
 pub use feeds::{FeedExporter, FeedFormat};
+pub use memusage::{MemoryProbe, MemoryUsage};
 pub use throttle::AutoThrottle;
 
 /// Registers every built-in extension.
@@ -40,6 +42,55 @@ pub fn register(r: &mut Registry) {
     r.register_extension("trawl.AutoThrottle", |c| {
         Ok(AutoThrottle::install(c)? as Rc<dyn Any>)
     });
+    r.register_extension(
+        "trawl.LogCount",
+        |c| Ok(LogCount::install(c) as Rc<dyn Any>),
+    );
+    r.register_extension("trawl.MemoryUsage", |c| {
+        Ok(MemoryUsage::install(c)? as Rc<dyn Any>)
+    });
+}
+
+/// Scrapy's `LogCount`: `log_count/<LEVEL>` for the records logged (at or above the log
+/// level) while the spider is open. The records are counted by a
+/// [`CountingLogger`](crate::crawl::logging::CountingLogger) (the `trawl` command's
+/// logger is one); the stats are brought up to date on `spider_closed`, before the final
+/// dump.
+#[derive(Debug)]
+pub struct LogCount {
+    at_open: Cell<[(log::Level, u64); 5]>,
+}
+
+impl LogCount {
+    fn install(crawler: &Rc<CrawlContext>) -> Rc<Self> {
+        let me = Rc::new(Self {
+            at_open: Cell::new(crate::crawl::logging::record_counts()),
+        });
+        let m = me.clone();
+        crawler.signals.connect(Signal::SpiderOpened, move |_| {
+            m.at_open.set(crate::crawl::logging::record_counts());
+            Ok(())
+        });
+        let (c, m) = (Rc::downgrade(crawler), me.clone());
+        crawler.signals.connect(Signal::SpiderClosed, move |_| {
+            if let Some(c) = c.upgrade() {
+                let before = m.at_open.get();
+                for (i, (level, now)) in crate::crawl::logging::record_counts()
+                    .into_iter()
+                    .enumerate()
+                {
+                    let n = now.saturating_sub(before[i].1);
+                    if n > 0 {
+                        let key = format!("log_count/{}", crate::crawl::logging::level_name(level));
+                        c.stats
+                            .inc_value(&key, i64::try_from(n).unwrap_or(i64::MAX));
+                    }
+                }
+            }
+            Ok(())
+        });
+        me
+    }
 }
 
 fn wall_clock_iso() -> String {
@@ -147,6 +198,7 @@ impl CoreStats {
 #[derive(Debug)]
 pub struct LogStats {
     task: RefCell<Option<LoopingCall>>,
+    opened_at: Cell<f64>,
 }
 
 impl LogStats {
@@ -157,10 +209,12 @@ impl LogStats {
         }
         let me = Rc::new(Self {
             task: RefCell::new(None),
+            opened_at: Cell::new(0.0),
         });
         let (c, m) = (Rc::downgrade(crawler), me.clone());
         crawler.signals.connect(Signal::SpiderOpened, move |_| {
             let Some(crawler) = c.upgrade() else { return Ok(()) };
+            m.opened_at.set(crawler.clock().seconds());
             let last = Rc::new(Cell::new((0i64, 0i64)));
             let weak = Rc::downgrade(&crawler);
             let lc = LoopingCall::new(crawler.clock(), move || {
@@ -182,12 +236,28 @@ impl LogStats {
             *m.task.borrow_mut() = Some(lc);
             Ok(())
         });
-        let m = me.clone();
+        let (c, m) = (Rc::downgrade(crawler), me.clone());
         crawler.signals.connect(Signal::SpiderClosed, move |_| {
-            if let Some(lc) = m.task.borrow_mut().take()
+            let task = m.task.borrow_mut().take();
+            if let Some(lc) = task
                 && lc.running()
             {
                 let _ = lc.stop();
+            }
+            // Scrapy: counts over (finish - start) in whole seconds / 60; None under 1 s.
+            if let Some(c) = c.upgrade() {
+                let secs = (c.clock().seconds() - m.opened_at.get()).floor();
+                let per_minute = |key: &str| -> serde_json::Value {
+                    if secs >= 1.0 {
+                        (c.stats.get_int(key) as f64 / (secs / 60.0)).into()
+                    } else {
+                        serde_json::Value::Null
+                    }
+                };
+                let items = per_minute("item_scraped_count");
+                let responses = per_minute("response_received_count");
+                c.stats.set_value("items_per_minute", items);
+                c.stats.set_value("responses_per_minute", responses);
             }
             Ok(())
         });
@@ -197,10 +267,15 @@ impl LogStats {
 
 /// Scrapy's `CloseSpider`: close after `CLOSESPIDER_TIMEOUT` seconds, or once
 /// `CLOSESPIDER_ITEMCOUNT` items, `CLOSESPIDER_PAGECOUNT` responses or
-/// `CLOSESPIDER_ERRORCOUNT` spider errors were seen.
+/// `CLOSESPIDER_ERRORCOUNT` spider errors were seen; with
+/// `CLOSESPIDER_PAGECOUNT_NO_ITEM`, once that many responses came in since the last item
+/// (`closespider_pagecount_no_item`); with `CLOSESPIDER_TIMEOUT_NO_ITEM`, at the end of
+/// a period of that many seconds without an item (`closespider_timeout_no_item`; fixed
+/// periods, as in Scrapy).
 #[derive(Debug)]
 pub struct CloseSpider {
     timer: RefCell<Option<DelayedCall>>,
+    no_item_task: RefCell<Option<LoopingCall>>,
 }
 
 impl CloseSpider {
@@ -224,12 +299,69 @@ impl CloseSpider {
                 "closespider_errorcount",
             ),
         ];
-        if timeout <= 0.0 && counts.iter().all(|(_, n, _)| *n <= 0) {
+        let pages_no_item = s.get_int("CLOSESPIDER_PAGECOUNT_NO_ITEM")?;
+        let timeout_no_item = s.get_duration("CLOSESPIDER_TIMEOUT_NO_ITEM")?;
+        if timeout <= 0.0
+            && timeout_no_item <= 0.0
+            && pages_no_item <= 0
+            && counts.iter().all(|(_, n, _)| *n <= 0)
+        {
             return Err(Failure::new(NotConfigured("no CLOSESPIDER_* limit".into())));
         }
         let me = Rc::new(Self {
             timer: RefCell::new(None),
+            no_item_task: RefCell::new(None),
         });
+        if pages_no_item > 0 {
+            let since_item = Rc::new(Cell::new(0i64));
+            let (c, n) = (Rc::downgrade(crawler), since_item.clone());
+            crawler.signals.connect(Signal::ResponseReceived, move |_| {
+                n.set(n.get() + 1);
+                if n.get() >= pages_no_item
+                    && let Some(c) = c.upgrade()
+                {
+                    c.close_spider("closespider_pagecount_no_item");
+                }
+                Ok(())
+            });
+            crawler.signals.connect(Signal::ItemScraped, move |_| {
+                since_item.set(0);
+                Ok(())
+            });
+        }
+        if timeout_no_item > 0.0 {
+            let items_in_period = Rc::new(Cell::new(0u64));
+            let n = items_in_period.clone();
+            crawler.signals.connect(Signal::ItemScraped, move |_| {
+                n.set(n.get() + 1);
+                Ok(())
+            });
+            let (c, m) = (Rc::downgrade(crawler), me.clone());
+            crawler.signals.connect(Signal::SpiderOpened, move |_| {
+                let Some(crawler) = c.upgrade() else {
+                    return Ok(());
+                };
+                log::info!(
+                    "Spider will stop when no items are produced after {timeout_no_item} seconds."
+                );
+                let (weak, n) = (Rc::downgrade(&crawler), items_in_period.clone());
+                let lc = LoopingCall::new(crawler.clock(), move || {
+                    if n.get() >= 1 {
+                        n.set(0);
+                    } else if let Some(c) = weak.upgrade() {
+                        log::info!(
+                            "Closing spider since no items were produced in the last \
+                             {timeout_no_item} seconds."
+                        );
+                        c.close_spider("closespider_timeout_no_item");
+                    }
+                    Ok(())
+                });
+                lc.start(timeout_no_item, false).map_err(Failure::new)?;
+                *m.no_item_task.borrow_mut() = Some(lc);
+                Ok(())
+            });
+        }
         for (signal, limit, reason) in counts {
             if limit <= 0 {
                 continue;
@@ -264,8 +396,15 @@ impl CloseSpider {
         }
         let m = me.clone();
         crawler.signals.connect(Signal::SpiderClosed, move |_| {
-            if let Some(t) = m.timer.borrow_mut().take() {
+            let timer = m.timer.borrow_mut().take();
+            if let Some(t) = timer {
                 let _ = t.cancel();
+            }
+            let task = m.no_item_task.borrow_mut().take();
+            if let Some(lc) = task
+                && lc.running()
+            {
+                let _ = lc.stop();
             }
             Ok(())
         });

@@ -21,7 +21,6 @@ use std::rc::Rc;
 
 use url::Url;
 
-use crate::client::http::proxy_authorization;
 use crate::crawl::Request;
 use crate::crawl::context::CrawlContext;
 use crate::crawl::downloader::middleware::{DownloaderMiddleware, RequestOutcome};
@@ -182,23 +181,72 @@ struct Proxy {
     creds: Option<String>,
 }
 
-fn parse_proxy(raw: &str, default_scheme: &str) -> Option<Proxy> {
+/// `HTTPPROXY_AUTH_ENCODING`: how proxy credentials become bytes before base64.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AuthEncoding {
+    /// Scrapy's default, `latin-1`: one byte per character up to U+00FF.
+    Latin1,
+    /// `utf-8`.
+    Utf8,
+}
+
+impl AuthEncoding {
+    fn from_name(name: &str) -> Option<Self> {
+        match name.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "latin-1" | "latin1" | "iso-8859-1" | "iso8859-1" | "l1" => Some(Self::Latin1),
+            "utf-8" | "utf8" => Some(Self::Utf8),
+            _ => None,
+        }
+    }
+
+    fn encode(self, text: &str) -> Option<Vec<u8>> {
+        match self {
+            Self::Utf8 => Some(text.as_bytes().to_vec()),
+            Self::Latin1 => text
+                .chars()
+                .map(|c| u8::try_from(u32::from(c)).ok())
+                .collect(),
+        }
+    }
+}
+
+fn parse_proxy(raw: &str, default_scheme: &str, encoding: AuthEncoding) -> Result<Proxy, String> {
     let raw = raw.trim();
     let with_scheme = if raw.contains("://") {
         raw.to_owned()
     } else {
         format!("{default_scheme}://{raw}")
     };
-    let mut url = Url::parse(&with_scheme).ok()?;
-    url.host_str()?;
-    let creds = proxy_authorization(&url);
+    let mut url = Url::parse(&with_scheme).map_err(|e| e.to_string())?;
+    url.host_str().ok_or("no host")?;
+    // Scrapy sends credentials only when there is a user name.
+    let creds = if url.username().is_empty() {
+        None
+    } else {
+        // Scrapy: unquote the user info (UTF-8), then encode it with the setting.
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8_lossy()
+                .into_owned()
+        };
+        let text = format!(
+            "{}:{}",
+            decode(url.username()),
+            decode(url.password().unwrap_or(""))
+        );
+        let bytes = encoding.encode(&text).ok_or_else(|| {
+            "the proxy credentials cannot be encoded in HTTPPROXY_AUTH_ENCODING (latin-1)"
+                .to_owned()
+        })?;
+        Some(format!("Basic {}", crate::util::base64_encode(&bytes)))
+    };
     let _ = url.set_username("");
     let _ = url.set_password(None);
-    let mut s = format!("{}://{}", url.scheme(), url.host_str()?);
+    let mut s = format!("{}://{}", url.scheme(), url.host_str().ok_or("no host")?);
     if let Some(p) = url.port() {
         s.push_str(&format!(":{p}"));
     }
-    Some(Proxy { url: s, creds })
+    Ok(Proxy { url: s, creds })
 }
 
 /// The `no_proxy` rules: `*`, or host suffixes with an optional port.
@@ -245,45 +293,63 @@ impl NoProxy {
 pub struct HttpProxyMiddleware {
     proxies: HashMap<String, Proxy>,
     no_proxy: NoProxy,
+    encoding: AuthEncoding,
 }
 
 impl HttpProxyMiddleware {
-    /// Reads `HTTPPROXY_ENABLED` and the `http_proxy` / `https_proxy` / `no_proxy`
-    /// environment variables (lower case first, then upper case).
+    /// Reads `HTTPPROXY_ENABLED`, `HTTPPROXY_AUTH_ENCODING` (`latin-1` or `utf-8`) and
+    /// the `http_proxy` / `https_proxy` / `no_proxy` environment variables (lower case
+    /// first, then upper case).
     ///
     /// # Errors
     ///
-    /// [`NotConfigured`] when disabled.
+    /// [`NotConfigured`] when disabled; an encoding other than latin-1 or utf-8.
     pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        if !crawler.settings.get_bool("HTTPPROXY_ENABLED")? {
+        let s = &crawler.settings;
+        if !s.get_bool("HTTPPROXY_ENABLED")? {
             return Err(Failure::new(NotConfigured(
                 "HTTPPROXY_ENABLED is off".into(),
             )));
         }
+        let name = s
+            .get_str("HTTPPROXY_AUTH_ENCODING")?
+            .unwrap_or_else(|| "latin-1".to_owned());
+        let encoding = AuthEncoding::from_name(&name).ok_or_else(|| {
+            Failure::new(crate::crawl::settings::SettingsError {
+                name: "HTTPPROXY_AUTH_ENCODING".into(),
+                reason: format!("{name:?}: trawl supports latin-1 and utf-8"),
+            })
+        })?;
         let env = |name: &str| {
             std::env::var(name)
                 .ok()
                 .or_else(|| std::env::var(name.to_ascii_uppercase()).ok())
         };
-        Ok(Self::with_env(|n| env(n)))
+        Ok(Self::build(&env, encoding))
     }
 
-    /// Builds the middleware from an environment lookup (for tests).
+    /// Builds the middleware from an environment lookup (for tests), with Scrapy's
+    /// default `latin-1` credentials encoding.
     pub fn with_env(env: impl Fn(&str) -> Option<String>) -> Self {
+        Self::build(&env, AuthEncoding::Latin1)
+    }
+
+    fn build(env: &dyn Fn(&str) -> Option<String>, encoding: AuthEncoding) -> Self {
         let mut proxies = HashMap::new();
         for scheme in ["http", "https"] {
             if let Some(v) = env(&format!("{scheme}_proxy")).filter(|v| !v.trim().is_empty()) {
-                match parse_proxy(&v, "http") {
-                    Some(p) => {
+                match parse_proxy(&v, "http", encoding) {
+                    Ok(p) => {
                         proxies.insert(scheme.to_owned(), p);
                     }
-                    None => log::warn!("Ignoring invalid {scheme}_proxy {v:?}"),
+                    Err(e) => log::warn!("Ignoring invalid {scheme}_proxy {v:?}: {e}"),
                 }
             }
         }
         Self {
             proxies,
             no_proxy: NoProxy::parse(&env("no_proxy").unwrap_or_default()),
+            encoding,
         }
     }
 }
@@ -292,12 +358,14 @@ impl DownloaderMiddleware for HttpProxyMiddleware {
     fn process_request(&self, request: &mut Request) -> Result<RequestOutcome, Failure> {
         let mut scheme_proxy = false;
         let chosen: Option<Proxy> = match request.meta().get("proxy") {
-            Some(serde_json::Value::String(p)) if !p.is_empty() => match parse_proxy(p, "http") {
-                Some(p) => Some(p),
-                None => {
-                    return Err(Failure::msg(format!("invalid proxy in meta: {p:?}")));
+            Some(serde_json::Value::String(p)) if !p.is_empty() => {
+                match parse_proxy(p, "http", self.encoding) {
+                    Ok(p) => Some(p),
+                    Err(e) => {
+                        return Err(Failure::msg(format!("invalid proxy in meta: {p:?}: {e}")));
+                    }
                 }
-            },
+            }
             Some(_) => None, // an explicit null/empty: no proxy
             None => {
                 let url = request.url();
