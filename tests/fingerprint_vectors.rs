@@ -6,18 +6,61 @@ use serde_json::Value;
 use trawl::crawl::Request;
 use trawl::crawl::fingerprint::{FingerprintOptions, fingerprint, fingerprint_json, to_hex};
 
+/// Vectors whose URL the `url` crate parses differently from Scrapy's
+/// `safe_url_string` (or refuses): the URL issue (#13) fixes them;
+/// `fingerprints_of_urls_the_url_crate_normalises_differently` checks them.
+fn disagreeing(v: &Value) -> bool {
+    match Request::get(v["url"].as_str().unwrap()) {
+        Ok(req) => req.url().as_str() != v["request_url"].as_str().unwrap(),
+        Err(_) => true,
+    }
+}
+
 #[test]
 fn request_fingerprints_match_scrapy() {
     let data: Value = serde_json::from_str(include_str!("data/fingerprints.json")).unwrap();
-    let vectors = data["vectors"].as_array().unwrap();
+    let vectors: Vec<&Value> = data["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| !disagreeing(v))
+        .collect();
+    let skipped = data["vectors"].as_array().unwrap().len() - vectors.len();
+    assert!(
+        skipped <= 40,
+        "{skipped} vectors disagree: the URL parser regressed"
+    );
+    check(&vectors);
+}
+
+#[test]
+#[ignore = "the url crate normalises these URLs differently from safe_url_string (URL issue #13)"]
+fn fingerprints_of_urls_the_url_crate_normalises_differently() {
+    let data: Value = serde_json::from_str(include_str!("data/fingerprints.json")).unwrap();
+    let vectors: Vec<&Value> = data["vectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| disagreeing(v))
+        .collect();
+    assert!(!vectors.is_empty());
+    for v in &vectors {
+        let req = Request::get(v["url"].as_str().unwrap());
+        assert_eq!(
+            req.as_ref().map(|r| r.url().as_str().to_owned()).ok(),
+            v["request_url"].as_str().map(str::to_owned),
+            "{v}"
+        );
+    }
+    check(&vectors);
+}
+
+fn check(vectors: &[&Value]) {
     let mut compared = 0;
     for v in vectors {
         let Ok(mut req) = Request::get(v["url"].as_str().unwrap()) else {
-            continue;
+            panic!("{v}: the URL does not parse");
         };
-        if req.url().as_str() != v["request_url"].as_str().unwrap() {
-            continue; // the url crate and safe_url_string disagree on this input
-        }
         req = req.with_method(v["method"].as_str().unwrap());
         let body_hex = v["body_hex"].as_str().unwrap();
         let body: Vec<u8> = (0..body_hex.len())
@@ -49,6 +92,5 @@ fn request_fingerprints_match_scrapy() {
         );
         compared += 1;
     }
-    assert!(compared >= 200, "only {compared} vectors were comparable");
-    eprintln!("{compared} of {} vectors compared", vectors.len());
+    assert_eq!(compared, vectors.len());
 }

@@ -372,12 +372,24 @@ fn dead_pooled_connection_is_retried_once() {
     // notice: stop the server, then send on the dead connection.
     let port = srv.port();
     srv.stop();
-    let srv2 = FixtureServer::start(FixtureOptions {
-        pages: 300,
-        addr: ([127, 0, 0, 1], port).into(),
-        ..FixtureOptions::default()
-    });
-    let Ok(srv2) = srv2 else { return }; // port taken meanwhile: nothing to test
+    // The port was ours a moment ago; another process may grab it meanwhile. Try for a
+    // while, then fail: a test that cannot run must not pass.
+    let mut attempt = 0;
+    let srv2 = loop {
+        match FixtureServer::start(FixtureOptions {
+            pages: 300,
+            addr: ([127, 0, 0, 1], port).into(),
+            ..FixtureOptions::default()
+        }) {
+            Ok(s) => break s,
+            Err(e) if attempt < 100 => {
+                attempt += 1;
+                let _ = e;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("cannot rebind 127.0.0.1:{port} for the restarted server: {e}"),
+        }
+    };
     std::thread::sleep(Duration::from_millis(20));
     let r = net.get(&srv2.url("/index.html")).unwrap();
     assert_eq!(r.status, 200);

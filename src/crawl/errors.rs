@@ -79,3 +79,41 @@ impl fmt::Display for NotConfigured {
 }
 
 impl std::error::Error for NotConfigured {}
+
+/// Returned by a `headers_received` or `bytes_received` handler to stop a download
+/// (Scrapy's `StopDownload`): the response completes with the body received so far,
+/// flagged `download_stopped`. With `fail` (Scrapy's default) the request's errback gets
+/// this error with the response in `response`; without, the callback gets the response.
+#[derive(Debug, Clone)]
+pub struct StopDownload {
+    /// Send the response to the errback (true) or the callback (false).
+    pub fail: bool,
+    /// The truncated response (set by the download handler).
+    pub response: Option<super::response::Response>,
+}
+
+impl StopDownload {
+    /// Stop, and send the response to the errback (Scrapy's default `fail=True`).
+    pub fn fail() -> Self {
+        Self {
+            fail: true,
+            response: None,
+        }
+    }
+
+    /// Stop, and send the truncated response to the callback.
+    pub fn keep() -> Self {
+        Self {
+            fail: false,
+            response: None,
+        }
+    }
+}
+
+impl fmt::Display for StopDownload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("download stopped by a signal handler")
+    }
+}
+
+impl std::error::Error for StopDownload {}

@@ -8,11 +8,13 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 
-use super::errors::{CloseSpider, DontCloseSpider, IgnoreRequest};
+use super::errors::{CloseSpider, DontCloseSpider, IgnoreRequest, StopDownload};
 use super::item::Item;
 use super::request::Request;
 use super::response::Response;
+use super::robots::RobotsTxt;
 use crate::defer::Failure;
+use crate::proto::Headers;
 
 /// Scrapy's signals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -50,6 +52,17 @@ pub enum Signal {
     ItemError,
     /// The scheduler had nothing to give.
     SchedulerEmpty,
+    /// A response's status line and headers arrived (a handler may return
+    /// [`StopDownload`]).
+    HeadersReceived,
+    /// A piece of a response's body arrived (a handler may return [`StopDownload`]).
+    BytesReceived,
+    /// A robots.txt was fetched and parsed.
+    RobotsParsed,
+    /// A feed was closed (its file is complete).
+    FeedSlotClosed,
+    /// Every feed was closed.
+    FeedExporterClosed,
 }
 
 /// What a signal carries.
@@ -84,6 +97,38 @@ pub enum SignalArgs<'a> {
         /// Its request.
         request: &'a Request,
     },
+    /// `headers_received`.
+    Headers {
+        /// The response headers.
+        headers: &'a Headers,
+        /// The status code.
+        status: u16,
+        /// The announced body length (`Content-Length`), if any.
+        body_length: Option<u64>,
+        /// The request.
+        request: &'a Request,
+    },
+    /// `bytes_received`.
+    Bytes {
+        /// The piece of the body, as on the wire.
+        data: &'a [u8],
+        /// The request.
+        request: &'a Request,
+    },
+    /// `robots_parsed`.
+    Robots {
+        /// The origin the robots.txt applies to (`scheme://host:port`).
+        netloc: &'a str,
+        /// The parsed rules.
+        robots: &'a RobotsTxt,
+    },
+    /// `feed_slot_closed`.
+    FeedSlot {
+        /// The feed's URI (its path).
+        uri: &'a str,
+        /// Items written to it.
+        items: u64,
+    },
     /// Item signals (`item_scraped`; `failure` for dropped / error).
     Item {
         /// The item.
@@ -104,6 +149,12 @@ impl fmt::Debug for SignalArgs<'_> {
             Self::Request { request } => write!(f, "Request({request})"),
             Self::Response { response, .. } => write!(f, "Response({response:?})"),
             Self::Item { item, .. } => write!(f, "Item({item:?})"),
+            Self::Headers {
+                status, request, ..
+            } => write!(f, "Headers({status} {request})"),
+            Self::Bytes { data, request } => write!(f, "Bytes({} for {request})", data.len()),
+            Self::Robots { netloc, .. } => write!(f, "Robots({netloc})"),
+            Self::FeedSlot { uri, items } => write!(f, "FeedSlot({uri}, {items})"),
         }
     }
 }
@@ -169,7 +220,8 @@ impl Signals {
                 if let Err(f) = &result
                     && !(f.check::<DontCloseSpider>()
                         || f.check::<CloseSpider>()
-                        || f.check::<IgnoreRequest>())
+                        || f.check::<IgnoreRequest>()
+                        || f.check::<StopDownload>())
                 {
                     log::error!(
                         "Error caught on signal handler for {signal:?}:\n{}",

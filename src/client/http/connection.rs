@@ -4,10 +4,11 @@
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
-use super::types::{HttpResponse, InvalidRequest, ResponseTooLarge};
+use super::types::{HttpResponse, InvalidRequest, Observed, ResponseTooLarge};
 use super::{Ctx, Inner, PoolKey, proxy_authorization};
 use crate::defer::Failure;
 use crate::net::{ConnectionLost, Protocol, Transport};
+use crate::proto::Headers;
 use crate::proto::decode::{ContentDecoder, DecodeError, Encoding};
 use crate::proto::http1::{Event, HttpError, ResponseHead, ResponseParser, encode_request};
 use crate::reactor::DelayedCall;
@@ -36,12 +37,20 @@ struct ConnState {
     latency: f64,
     warned: bool,
     closed: bool,
+    /// Something for the request's observer, told once the borrow ends.
+    notice: Option<Notice>,
 }
 
 /// What `data_received` decided, acted on after its borrow ends.
 enum Outcome {
     Complete(bool),
     Fail(Failure),
+}
+
+/// A part of the response for the request's [`DownloadObserver`](super::types::DownloadObserver).
+enum Notice {
+    Head(u16, Headers, Option<u64>),
+    Data(Vec<u8>),
 }
 
 impl Connection {
@@ -64,6 +73,7 @@ impl Connection {
                 latency: 0.0,
                 warned: false,
                 closed: false,
+                notice: None,
             }),
             idle_timer: RefCell::new(None),
             me: me.clone(),
@@ -161,6 +171,60 @@ impl Connection {
         self.transport.lose_connection();
     }
 
+    /// Parses what is buffered plus `data` until the response ends, fails, runs out of
+    /// bytes, or (with an observer) has something to tell it. `None` when idle.
+    fn parse_some(&self, data: &[u8]) -> Option<(Rc<Ctx>, Option<Outcome>, Option<Notice>)> {
+        let now = self.now();
+        let mut guard = self.st.borrow_mut();
+        let st = &mut *guard;
+        let Some(ctx) = st.ctx.clone() else {
+            if data.is_empty() {
+                return None;
+            }
+            // Bytes while idle: the server is confused; do not reuse.
+            st.closed = true;
+            drop(guard);
+            self.transport.lose_connection();
+            return None;
+        };
+        st.any_bytes |= !data.is_empty();
+        // Parse straight from `data` when nothing is buffered (no copy), otherwise
+        // from the buffer with `data` appended.
+        let mut buffered = std::mem::take(&mut st.buf);
+        let from_buffer = !buffered.is_empty();
+        if from_buffer {
+            buffered.extend_from_slice(data);
+        }
+        let input: &[u8] = if from_buffer { &buffered } else { data };
+        let mut pos = 0;
+        let mut outcome = None;
+        while outcome.is_none() && st.notice.is_none() {
+            match st.parser.parse(&input[pos..]) {
+                Ok((n, event)) => {
+                    let progressed = n > 0 || event.is_some();
+                    if let Some(ev) = event {
+                        outcome = Self::on_event(st, &ctx, ev, now);
+                    }
+                    pos += n;
+                    if !progressed {
+                        break;
+                    }
+                }
+                Err(e) => outcome = Some(Outcome::Fail(Failure::new(e))),
+            }
+        }
+        let consumed = pos.min(input.len());
+        if from_buffer {
+            buffered.drain(..consumed);
+        } else {
+            buffered.clear();
+            buffered.extend_from_slice(&data[consumed..]);
+        }
+        st.buf = buffered;
+        let notice = st.notice.take();
+        Some((ctx, outcome, notice))
+    }
+
     /// Handles one parser event; returns an outcome when the response is finished.
     fn on_event(st: &mut ConnState, ctx: &Ctx, event: Event<'_>, now: f64) -> Option<Outcome> {
         match event {
@@ -197,6 +261,13 @@ impl Connection {
                     st.decoder = Some(ContentDecoder::new(&codings, limit));
                     st.decoded_from = Some(String::from_utf8_lossy(value).into_owned());
                 }
+                if req.observer.is_some() {
+                    st.notice = Some(Notice::Head(
+                        head.status,
+                        head.headers.clone(),
+                        head.content_length(),
+                    ));
+                }
                 st.head = Some(head);
                 None
             }
@@ -217,6 +288,9 @@ impl Connection {
                         }
                     }
                     None => st.body.extend_from_slice(data),
+                }
+                if req.observer.is_some() && !data.is_empty() {
+                    st.notice = Some(Notice::Data(data.to_vec()));
                 }
                 let size = (st.body.len() as u64).max(wire);
                 if req.warnsize > 0 && size > req.warnsize && !st.warned {
@@ -242,8 +316,10 @@ impl Connection {
                 return;
             };
             let mut body = std::mem::take(&mut st.body);
+            let stopped = flags.contains(&"download_stopped");
             if let Some(mut d) = st.decoder.take()
                 && let Err(e) = d.finish(&mut body)
+                && !stopped
             {
                 drop(st);
                 self.detach_and_abort();
@@ -256,7 +332,8 @@ impl Connection {
                 head.headers.remove("content-length");
             }
             st.ctx = None;
-            let reusable = keep_alive && st.buf.is_empty() && !st.closed;
+            st.notice = None;
+            let reusable = keep_alive && st.buf.is_empty() && !st.closed && !stopped;
             let response = HttpResponse {
                 url: ctx.req.url.clone(),
                 status: head.status,
@@ -303,60 +380,50 @@ impl Protocol for Connection {
     fn connection_made(&self, _transport: Rc<dyn Transport>) {}
 
     fn data_received(&self, data: &[u8]) {
-        let now = self.now();
-        let (ctx, outcome) = {
-            let mut guard = self.st.borrow_mut();
-            let st = &mut *guard;
-            let Some(ctx) = st.ctx.clone() else {
-                // Bytes while idle: the server is confused; do not reuse.
-                st.closed = true;
-                drop(guard);
-                self.transport.lose_connection();
+        let mut data = data;
+        loop {
+            let Some((ctx, outcome, notice)) = self.parse_some(data) else {
                 return;
             };
-            st.any_bytes = true;
-            // Parse straight from `data` when nothing is buffered (no copy), otherwise
-            // from the buffer with `data` appended.
-            let mut buffered = std::mem::take(&mut st.buf);
-            let from_buffer = !buffered.is_empty();
-            if from_buffer {
-                buffered.extend_from_slice(data);
-            }
-            let input: &[u8] = if from_buffer { &buffered } else { data };
-            let mut pos = 0;
-            let mut outcome = None;
-            while outcome.is_none() {
-                match st.parser.parse(&input[pos..]) {
-                    Ok((n, event)) => {
-                        let progressed = n > 0 || event.is_some();
-                        if let Some(ev) = event {
-                            outcome = Self::on_event(st, &ctx, ev, now);
-                        }
-                        pos += n;
-                        if !progressed {
-                            break;
-                        }
-                    }
-                    Err(e) => outcome = Some(Outcome::Fail(Failure::new(e))),
+            data = &[];
+            let Some(me) = self.me.upgrade() else { return };
+            match outcome {
+                None => {}
+                Some(Outcome::Complete(keep_alive)) => {
+                    me.complete(ctx, keep_alive, Vec::new());
+                    return;
+                }
+                Some(Outcome::Fail(f)) => {
+                    self.detach_and_abort();
+                    ctx.fail(f);
+                    return;
                 }
             }
-            let consumed = pos.min(input.len());
-            if from_buffer {
-                buffered.drain(..consumed);
-            } else {
-                buffered.clear();
-                buffered.extend_from_slice(&data[consumed..]);
+            // The observer runs with no borrow held; parsing resumes from the buffer.
+            let Some(notice) = notice else { return };
+            let Some(observer) = ctx.req.observer.clone() else {
+                return;
+            };
+            let verdict = match &notice {
+                Notice::Head(status, headers, expected) => {
+                    observer.0.headers_received(*status, headers, *expected)
+                }
+                Notice::Data(bytes) => observer.0.bytes_received(bytes),
+            };
+            let still_ours = self
+                .st
+                .borrow()
+                .ctx
+                .as_ref()
+                .is_some_and(|c| Rc::ptr_eq(c, &ctx));
+            if !still_ours {
+                return; // the observer cancelled or failed the download
             }
-            st.buf = buffered;
-            (ctx, outcome)
-        };
-        let Some(me) = self.me.upgrade() else { return };
-        match outcome {
-            None => {}
-            Some(Outcome::Complete(keep_alive)) => me.complete(ctx, keep_alive, Vec::new()),
-            Some(Outcome::Fail(f)) => {
-                self.detach_and_abort();
-                ctx.fail(f);
+            if verdict == Observed::Stop {
+                self.st.borrow_mut().closed = true;
+                me.complete(ctx, false, vec!["download_stopped"]);
+                self.transport.lose_connection();
+                return;
             }
         }
     }

@@ -44,7 +44,8 @@ use connection::Connection;
 
 pub use crate::net::TunnelError;
 pub use types::{
-    ClientCounters, HttpClientConfig, HttpRequest, HttpResponse, InvalidRequest, ResponseTooLarge,
+    ClientCounters, DownloadObserver, HttpClientConfig, HttpRequest, HttpResponse, InvalidRequest,
+    Observed, Observer, ResponseTooLarge,
 };
 
 /// Opens a transport to an endpoint (the [`Connector`] by default).

@@ -38,6 +38,38 @@ pub struct HttpRequest {
     /// Fail when the connection closes before the announced body is complete
     /// (`DOWNLOAD_FAIL_ON_DATALOSS`); otherwise return what arrived, flagged `dataloss`.
     pub fail_on_dataloss: bool,
+    /// Told about the headers and each piece of the body as they arrive, and may stop
+    /// the download (Scrapy's `headers_received` / `bytes_received` signals).
+    pub observer: Option<Observer>,
+}
+
+/// What a [`DownloadObserver`] wants after seeing part of a download.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Observed {
+    /// Go on downloading.
+    Continue,
+    /// Stop here: the response completes now with the body received so far, flagged
+    /// `download_stopped`, and the connection is closed.
+    Stop,
+}
+
+/// Watches a download as it arrives. Called with no borrow of the connection held: an
+/// observer may do anything, cancel the download included.
+pub trait DownloadObserver {
+    /// The status line and headers arrived; `expected` is the announced body length.
+    fn headers_received(&self, status: u16, headers: &Headers, expected: Option<u64>) -> Observed;
+    /// A piece of the body arrived, as on the wire (before content decoding).
+    fn bytes_received(&self, data: &[u8]) -> Observed;
+}
+
+/// A [`DownloadObserver`] on an [`HttpRequest`].
+#[derive(Clone)]
+pub struct Observer(pub std::rc::Rc<dyn DownloadObserver>);
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Observer")
+    }
 }
 
 impl HttpRequest {
@@ -56,6 +88,7 @@ impl HttpRequest {
             verify_tls: true,
             decode_content: true,
             fail_on_dataloss: true,
+            observer: None,
         }
     }
 

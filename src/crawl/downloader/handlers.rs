@@ -5,9 +5,13 @@ use std::rc::Rc;
 
 use bytes::Bytes;
 
-use crate::client::http::{HttpClient, HttpClientConfig, HttpRequest};
+use crate::client::http::{
+    DownloadObserver, HttpClient, HttpClientConfig, HttpRequest, Observed, Observer,
+};
 use crate::crawl::context::CrawlContext;
+use crate::crawl::errors::StopDownload;
 use crate::crawl::response::ResponseBuilder;
+use crate::crawl::signals::{Signal, SignalArgs};
 use crate::crawl::{Request, Response};
 use crate::defer::{Deferred, Failure};
 use crate::net::dns::ResolverConfig;
@@ -26,6 +30,7 @@ pub trait DownloadHandler {
 #[derive(Debug)]
 pub struct HttpHandler {
     client: HttpClient,
+    crawler: std::rc::Weak<CrawlContext>,
     timeout: f64,
     maxsize: u64,
     warnsize: u64,
@@ -55,6 +60,7 @@ impl HttpHandler {
         };
         Ok(Self {
             client: HttpClient::new(reactor, config),
+            crawler: Rc::downgrade(crawler),
             timeout: s.get_duration("DOWNLOAD_TIMEOUT")?,
             maxsize: u64::try_from(s.get_int("DOWNLOAD_MAXSIZE")?).unwrap_or(0),
             warnsize: u64::try_from(s.get_int("DOWNLOAD_WARNSIZE")?).unwrap_or(0),
@@ -105,9 +111,24 @@ impl DownloadHandler for HttpHandler {
                 Some(v) => v.as_bool().unwrap_or(true),
                 None => self.fail_on_dataloss,
             },
+            observer: None,
         };
+        let mut http = http;
+        // Only a crawl that listens to the streaming signals pays for them.
+        let stopped: Rc<std::cell::Cell<Option<bool>>> = Rc::default();
+        if let Some(c) = self.crawler.upgrade()
+            && (c.signals.has_receivers(Signal::HeadersReceived)
+                || c.signals.has_receivers(Signal::BytesReceived))
+        {
+            http.observer = Some(Observer(Rc::new(SignalObserver {
+                crawler: self.crawler.clone(),
+                request: request.clone(),
+                stopped: stopped.clone(),
+            })));
+        }
         let request = request.clone();
-        self.client.request(http).map(move |r| {
+        self.client.request(http).then(move |r| {
+            let r = r?;
             let mut request = request;
             request
                 .meta_mut()
@@ -117,7 +138,7 @@ impl DownloadHandler for HttpHandler {
                 request.meta_mut().insert("_decoded_from", enc.as_str());
                 flags.retain(|f| f != "decoded");
             }
-            ResponseBuilder {
+            let response = ResponseBuilder {
                 url: r.url,
                 status: r.status,
                 headers: r.headers,
@@ -127,7 +148,16 @@ impl DownloadHandler for HttpHandler {
                 ip: r.ip.map(|a| a.ip()),
                 protocol: Some(r.protocol),
             }
-            .build()
+            .build();
+            match stopped.get() {
+                // Scrapy: `StopDownload(fail=True)` sends the truncated response to the
+                // errback, inside the exception.
+                Some(true) => Err(Failure::new(StopDownload {
+                    fail: true,
+                    response: Some(response),
+                })),
+                _ => Ok(response),
+            }
         })
     }
 
@@ -202,6 +232,72 @@ impl DownloadHandler for FileHandler {
                 crate::defer::fail(Failure::msg(format!("cannot read {}: {e}", path.display())))
             }
         }
+    }
+}
+
+/// Sends `headers_received` / `bytes_received` for one download and stops it when a
+/// handler returns [`StopDownload`] (Scrapy's `check_stop_download`).
+struct SignalObserver {
+    crawler: std::rc::Weak<CrawlContext>,
+    request: Request,
+    /// `Some(fail)` once a handler stopped the download.
+    stopped: Rc<std::cell::Cell<Option<bool>>>,
+}
+
+impl SignalObserver {
+    fn verdict(&self, results: &[Result<(), Failure>], signal: &str) -> Observed {
+        let stop = results.iter().find_map(|r| match r {
+            Err(f) => f.downcast_ref::<StopDownload>(),
+            Ok(()) => None,
+        });
+        match stop {
+            Some(s) => {
+                log::debug!(
+                    "Download stopped for {} from a {signal} handler",
+                    self.request
+                );
+                self.stopped.set(Some(s.fail));
+                Observed::Stop
+            }
+            None => Observed::Continue,
+        }
+    }
+}
+
+impl DownloadObserver for SignalObserver {
+    fn headers_received(
+        &self,
+        status: u16,
+        headers: &crate::proto::Headers,
+        expected: Option<u64>,
+    ) -> Observed {
+        let Some(c) = self.crawler.upgrade() else {
+            return Observed::Continue;
+        };
+        let results = c.signals.send_catch_log(
+            Signal::HeadersReceived,
+            SignalArgs::Headers {
+                headers,
+                status,
+                body_length: expected,
+                request: &self.request,
+            },
+        );
+        self.verdict(&results, "headers_received")
+    }
+
+    fn bytes_received(&self, data: &[u8]) -> Observed {
+        let Some(c) = self.crawler.upgrade() else {
+            return Observed::Continue;
+        };
+        let results = c.signals.send_catch_log(
+            Signal::BytesReceived,
+            SignalArgs::Bytes {
+                data,
+                request: &self.request,
+            },
+        );
+        self.verdict(&results, "bytes_received")
     }
 }
 

@@ -399,24 +399,41 @@ impl FeedExporter {
         let c = Rc::downgrade(crawler);
         crawler.signals.connect(Signal::SpiderClosed, move |_| {
             for feed in &m.feeds {
-                let mut feed = feed.borrow_mut();
-                match feed.close() {
-                    Ok(()) => {
-                        log::info!(
-                            "Stored {:?} feed ({} items) in: {}",
-                            feed.format,
-                            feed.count,
-                            feed.path
-                        );
-                        if let Some(c) = c.upgrade() {
-                            c.stats.inc_value(
-                                &format!("feedexport/success_count/{:?}", feed.format),
-                                1,
+                // The signal is sent after the borrow ends (handlers may read the feed).
+                let closed = {
+                    let mut feed = feed.borrow_mut();
+                    match feed.close() {
+                        Ok(()) => {
+                            log::info!(
+                                "Stored {:?} feed ({} items) in: {}",
+                                feed.format,
+                                feed.count,
+                                feed.path
                             );
+                            if let Some(c) = c.upgrade() {
+                                c.stats.inc_value(
+                                    &format!("feedexport/success_count/{:?}", feed.format),
+                                    1,
+                                );
+                            }
+                            Some((feed.path.clone(), feed.count))
+                        }
+                        Err(e) => {
+                            log::error!("Error closing feed {}: {e}", feed.path);
+                            None
                         }
                     }
-                    Err(e) => log::error!("Error closing feed {}: {e}", feed.path),
+                };
+                if let (Some((uri, items)), Some(c)) = (closed, c.upgrade()) {
+                    c.signals.send_catch_log(
+                        Signal::FeedSlotClosed,
+                        SignalArgs::FeedSlot { uri: &uri, items },
+                    );
                 }
+            }
+            if let Some(c) = c.upgrade() {
+                c.signals
+                    .send_catch_log(Signal::FeedExporterClosed, SignalArgs::None);
             }
             Ok(())
         });

@@ -31,6 +31,7 @@ use crate::crawl::context::CrawlContext;
 use crate::crawl::downloader::middleware::{DownloaderMiddleware, RequestOutcome};
 use crate::crawl::errors::{IgnoreRequest, NotConfigured};
 use crate::crawl::robots::RobotsTxt;
+use crate::crawl::signals::{Signal, SignalArgs};
 use crate::crawl::{Request, Response};
 use crate::defer::{Deferred, Failure};
 
@@ -178,6 +179,15 @@ impl RobotsTxtMiddleware {
                 let status = resp.status();
                 if (200..300).contains(&status) {
                     let robots = RobotsTxt::parse(resp.body());
+                    if let Some(c) = self.crawler.upgrade() {
+                        c.signals.send_catch_log(
+                            Signal::RobotsParsed,
+                            SignalArgs::Robots {
+                                netloc: key,
+                                robots: &robots,
+                            },
+                        );
+                    }
                     let delay = robots.crawl_delay(&self.user_agent);
                     self.resolve(
                         key,
