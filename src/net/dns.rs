@@ -171,6 +171,19 @@ impl Resolver {
         })
     }
 
+    /// The first address cached for `host` (an IP literal is its own address), without
+    /// resolving anything.
+    pub fn cached(&self, host: &str) -> Option<IpAddr> {
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        if let Ok(ip) = bare.parse::<IpAddr>() {
+            return Some(ip);
+        }
+        let s = self.state.borrow();
+        s.cache
+            .get(&host.to_ascii_lowercase())
+            .and_then(|ips| ips.first().copied())
+    }
+
     /// Resolves `host` to IP addresses.
     pub fn resolve_ips(&self, host: &str) -> Deferred<Vec<IpAddr>> {
         let bare = host.trim_start_matches('[').trim_end_matches(']');

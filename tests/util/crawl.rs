@@ -40,6 +40,8 @@ pub struct Script {
     pub answers: RefCell<HashMap<String, Answer>>,
     pub default: RefCell<Answer>,
     pub started: RefCell<Vec<(f64, String)>>,
+    /// What the handler's "DNS cache" holds (for `CONCURRENT_REQUESTS_PER_IP`).
+    pub ips: RefCell<HashMap<String, std::net::IpAddr>>,
 }
 
 impl Script {
@@ -62,6 +64,10 @@ struct ScriptedHandler {
 }
 
 impl DownloadHandler for ScriptedHandler {
+    fn cached_ip(&self, host: &str) -> Option<std::net::IpAddr> {
+        self.script.ips.borrow().get(host).copied()
+    }
+
     fn download_request(&self, request: &Request) -> Deferred<Response> {
         let url = request.url().as_str().to_owned();
         self.script

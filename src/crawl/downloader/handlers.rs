@@ -24,6 +24,13 @@ pub trait DownloadHandler {
 
     /// Releases resources (idle connections) when the crawl ends.
     fn close(&self) {}
+
+    /// The address the handler's DNS cache holds for `host`, if it resolved it already
+    /// (Scrapy's `dnscache`, which keys slots under `CONCURRENT_REQUESTS_PER_IP`).
+    fn cached_ip(&self, host: &str) -> Option<std::net::IpAddr> {
+        let _ = host;
+        None
+    }
 }
 
 /// `http` and `https` through [`HttpClient`] (Scrapy's `HTTP11DownloadHandler`).
@@ -163,6 +170,10 @@ impl DownloadHandler for HttpHandler {
 
     fn close(&self) {
         self.client.close_idle();
+    }
+
+    fn cached_ip(&self, host: &str) -> Option<std::net::IpAddr> {
+        self.client.resolver().cached(host)
     }
 }
 

@@ -37,13 +37,41 @@ use crate::task::LoopingCall;
 /// The meta key naming a request's download slot.
 pub const DOWNLOAD_SLOT: &str = "download_slot";
 
+/// How the downloader names a request's slot (`CONCURRENT_REQUESTS_PER_IP` maps hosts
+/// to addresses); the downloader-aware queue asks the same function.
+pub type SlotKeyFn = Rc<dyn Fn(&Request) -> String>;
+
 /// Per-slot active download counts, shared with the downloader-aware priority queue.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct SlotActivity {
     counts: RefCell<HashMap<String, usize>>,
+    key_fn: RefCell<Option<SlotKeyFn>>,
+}
+
+impl fmt::Debug for SlotActivity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SlotActivity")
+            .field("counts", &self.counts.borrow())
+            .finish()
+    }
 }
 
 impl SlotActivity {
+    /// The downloader's slot key for `request` (Scrapy's `Downloader.get_slot_key`).
+    pub fn slot_key(&self, request: &Request) -> String {
+        let key_fn = self.key_fn.borrow().clone();
+        match key_fn {
+            Some(f) => f(request),
+            None => slot_key(request),
+        }
+    }
+
+    /// Sets the slot naming (the downloader does it when `CONCURRENT_REQUESTS_PER_IP`
+    /// is on).
+    pub fn set_key_fn(&self, f: SlotKeyFn) {
+        *self.key_fn.borrow_mut() = Some(f);
+    }
+
     /// Active downloads in `slot`.
     pub fn active(&self, slot: &str) -> usize {
         self.counts.borrow().get(slot).copied().unwrap_or(0)
@@ -78,7 +106,7 @@ pub struct Slot {
     /// A floor for `delay` (robots.txt `Crawl-delay` with `ROBOTSTXT_CRAWL_DELAY`);
     /// AutoThrottle never goes below it.
     pub min_delay: Cell<f64>,
-    randomize: bool,
+    /// The magnitude of the random variation of the delay: `delay × (1 ± jitter)`.
     jitter: f64,
     active: Cell<usize>,
     transferring: Cell<usize>,
@@ -88,12 +116,11 @@ pub struct Slot {
 }
 
 impl Slot {
-    fn new(concurrency: usize, delay: f64, randomize: bool, jitter: f64) -> Self {
+    fn new(concurrency: usize, delay: f64, jitter: f64) -> Self {
         Self {
             concurrency: concurrency.max(1),
             delay: Cell::new(delay),
             min_delay: Cell::new(0.0),
-            randomize,
             jitter,
             active: Cell::new(0),
             transferring: Cell::new(0),
@@ -127,10 +154,10 @@ impl fmt::Debug for Slot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "Slot(concurrency={}, delay={:.2}, randomize_delay={}, active={}, queue={}, transferring={}, lastseen={:.3})",
+            "Slot(concurrency={}, delay={:.2}, jitter={}, active={}, queue={}, transferring={}, lastseen={:.3})",
             self.concurrency,
             self.delay.get(),
-            self.randomize,
+            self.jitter,
             self.active.get(),
             self.queue.borrow().len(),
             self.transferring.get(),
@@ -146,11 +173,11 @@ pub struct Downloader {
     handlers: HashMap<String, Rc<dyn DownloadHandler>>,
     slots: RefCell<HashMap<String, Rc<Slot>>>,
     active: Cell<usize>,
+    /// `CONCURRENT_REQUESTS`; 0 means no limit (Scrapy).
     total_concurrency: usize,
     domain_concurrency: usize,
     delay: Cell<f64>,
     min_delays: RefCell<HashMap<String, f64>>,
-    randomize: bool,
     jitter: f64,
     slot_overrides: serde_json::Map<String, Value>,
     activity: Rc<SlotActivity>,
@@ -197,20 +224,22 @@ impl Downloader {
                 Err(f) => log::debug!("Download handler for {scheme} not available: {f}"),
             }
         }
-        let randomize = match s.get("RANDOMIZE_DOWNLOAD_DELAY") {
-            Some(_) => s.get_bool("RANDOMIZE_DOWNLOAD_DELAY")?,
-            None => true,
-        };
         let seed = crawler.clock().now_nanos() ^ 0x9E37_79B9_7F4A_7C15;
-        let total_concurrency = s.get_usize("CONCURRENT_REQUESTS")?.max(1);
+        let total_concurrency = s.get_usize("CONCURRENT_REQUESTS")?;
         let per_ip = s.get_usize("CONCURRENT_REQUESTS_PER_IP")?;
+        if per_ip > 0 {
+            log::warn!(
+                "CONCURRENT_REQUESTS_PER_IP is deprecated in Scrapy 2.19; trawl still keys \
+                 slots by IP address (use DOWNLOAD_SLOTS or meta download_slot instead)"
+            );
+        }
         let domain_concurrency = if per_ip > 0 {
             per_ip
         } else {
             s.get_usize("CONCURRENT_REQUESTS_PER_DOMAIN")?.max(1)
         };
         let delay = s.get_duration("DOWNLOAD_DELAY")?;
-        let jitter = s.get_float("DOWNLOAD_DELAY_JITTER")?.clamp(0.0, 1.0);
+        let jitter = default_jitter(s)?;
         let slot_overrides = s.get_dict("DOWNLOAD_SLOTS")?;
         let d = Rc::new_cyclic(|me| Self {
             crawler: Rc::downgrade(crawler),
@@ -222,7 +251,6 @@ impl Downloader {
             domain_concurrency,
             delay: Cell::new(delay),
             min_delays: RefCell::new(HashMap::new()),
-            randomize,
             jitter,
             slot_overrides,
             activity: Rc::new(SlotActivity::default()),
@@ -230,6 +258,20 @@ impl Downloader {
             rng: Cell::new(seed | 1),
             me: me.clone(),
         });
+        if per_ip > 0 {
+            // Scrapy: `dnscache.get(hostname, hostname)` — the address once resolved.
+            let handlers = d.handlers.clone();
+            d.activity.set_key_fn(Rc::new(move |r: &Request| {
+                if let Some(slot) = r.meta().get_str(DOWNLOAD_SLOT) {
+                    return slot.to_owned();
+                }
+                let host = r.url().host_str().unwrap_or("").to_ascii_lowercase();
+                handlers
+                    .get(r.url().scheme())
+                    .and_then(|h| h.cached_ip(&host))
+                    .map_or(host, |ip| ip.to_string())
+            }));
+        }
         let weak = Rc::downgrade(&d);
         let gc = LoopingCall::new(crawler.clock(), move || {
             if let Some(d) = weak.upgrade() {
@@ -261,7 +303,8 @@ impl Downloader {
 
     /// The downloader's concurrency gate.
     pub fn needs_backout(&self) -> bool {
-        self.active.get() >= self.total_concurrency
+        // Scrapy: a total concurrency of 0 means no limit.
+        self.total_concurrency > 0 && self.active.get() >= self.total_concurrency
     }
 
     /// The slot for `key`, if it exists.
@@ -327,7 +370,7 @@ impl Downloader {
     }
 
     fn get_slot(&self, request: &mut Request) -> (String, Rc<Slot>) {
-        let key = slot_key(request);
+        let key = self.activity.slot_key(request);
         if !request.meta().contains_key(DOWNLOAD_SLOT) {
             request
                 .meta_mut()
@@ -348,11 +391,8 @@ impl Downloader {
             .unwrap_or(self.delay.get());
         let min_delay = self.min_delays.borrow().get(&key).copied().unwrap_or(0.0);
         let delay = delay.max(min_delay);
-        let randomize = overrides
-            .and_then(|o| o.get("randomize_delay"))
-            .and_then(Value::as_bool)
-            .unwrap_or(self.randomize);
-        let slot = Rc::new(Slot::new(conc, delay, randomize, self.jitter));
+        let jitter = overrides.map_or(self.jitter, |o| slot_jitter(o, self.jitter));
+        let slot = Rc::new(Slot::new(conc, delay, jitter));
         slot.min_delay.set(min_delay);
         self.slots.borrow_mut().insert(key.clone(), slot.clone());
         (key, slot)
@@ -415,8 +455,10 @@ impl Downloader {
 
     fn slot_delay(&self, slot: &Slot) -> f64 {
         let delay = slot.delay.get();
-        if slot.randomize && delay > 0.0 && slot.jitter > 0.0 {
-            delay * (1.0 - slot.jitter + 2.0 * slot.jitter * self.random_unit())
+        if delay > 0.0 && slot.jitter > 0.0 {
+            // Scrapy: delay × (1 + uniform(-jitter, jitter)), floored at 0.
+            let variation = slot.jitter * (2.0 * self.random_unit() - 1.0);
+            (delay * (1.0 + variation)).max(0.0)
         } else {
             delay
         }
@@ -531,5 +573,51 @@ impl fmt::Debug for Downloader {
             .field("total_concurrency", &self.total_concurrency)
             .field("slots", &self.slots.borrow().len())
             .finish()
+    }
+}
+
+/// Scrapy's `_default_jitter`: `DOWNLOAD_DELAY_JITTER`, unless the deprecated
+/// `RANDOMIZE_DOWNLOAD_DELAY` was set at a higher priority (then ±50% or none).
+fn default_jitter(s: &super::settings::Settings) -> Result<f64, Failure> {
+    let randomize_priority = s.priority("RANDOMIZE_DOWNLOAD_DELAY");
+    let jitter = s.get_float("DOWNLOAD_DELAY_JITTER")?.max(0.0);
+    let Some(rp) = randomize_priority.filter(|p| *p > super::settings::Priority::Default) else {
+        return Ok(jitter);
+    };
+    log::warn!(
+        "The RANDOMIZE_DOWNLOAD_DELAY setting is deprecated, use DOWNLOAD_DELAY_JITTER \
+         instead: it takes the magnitude of the random variation as a number, e.g. 0.5 for \
+         the ±50% that RANDOMIZE_DOWNLOAD_DELAY enables, or 0 to disable it."
+    );
+    if Some(rp) > s.priority("DOWNLOAD_DELAY_JITTER") {
+        Ok(if s.get_bool("RANDOMIZE_DOWNLOAD_DELAY")? {
+            0.5
+        } else {
+            0.0
+        })
+    } else {
+        Ok(jitter)
+    }
+}
+
+/// Scrapy's `_slot_jitter`: a `DOWNLOAD_SLOTS` entry's `jitter`, its deprecated
+/// `randomize_delay` (±50% or none), or `default`.
+fn slot_jitter(slot: &serde_json::Map<String, Value>, default: f64) -> f64 {
+    if let Some(j) = slot.get("jitter").and_then(Value::as_f64) {
+        return j.max(0.0);
+    }
+    match slot.get("randomize_delay") {
+        Some(v) => {
+            log::warn!(
+                "The randomize_delay key of the DOWNLOAD_SLOTS setting is deprecated, use \
+                 jitter instead"
+            );
+            if v.as_bool().unwrap_or(false) {
+                0.5
+            } else {
+                0.0
+            }
+        }
+        None => default,
     }
 }

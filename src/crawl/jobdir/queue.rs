@@ -5,7 +5,7 @@
 //! priority, highest first, non-start requests before start requests at a priority,
 //! LIFO or FIFO inside (`SCHEDULER_MEMORY_QUEUE` / `SCHEDULER_START_MEMORY_QUEUE`), and,
 //! for `DownloaderAwarePriorityQueue`, one such set per download slot with the least
-//! busy slot first and round-robin among ties (tests/jobdir_queue.rs compares pop
+//! busy slot first and Scrapy's tie-breaking (tests/jobdir_queue.rs compares pop
 //! sequences with the memory queues').
 //!
 //! # The `ENQUEUE` payload
@@ -30,6 +30,7 @@ use crate::crawl::record;
 use crate::crawl::request::Request;
 use crate::crawl::scheduler::IS_START_REQUEST;
 use crate::crawl::scheduler::queues::RequestQueue;
+use crate::crawl::scheduler::queues::next_slot;
 use crate::defer::Failure;
 
 /// The meta key holding a request's id in the job (its `ENQUEUE` offset), set when
@@ -151,8 +152,8 @@ pub struct JobQueue {
     /// `None`: `ScrapyPriorityQueue` (one slot); `Some`: downloader-aware.
     activity: Option<Rc<SlotActivity>>,
     slots: HashMap<Rc<str>, Levels>,
-    /// Slots in round-robin order (downloader-aware).
-    order: VecDeque<Rc<str>>,
+    /// The slot the last pop came from (downloader-aware tie-breaking).
+    last_selected: Option<Rc<str>>,
     len: usize,
     buf: Vec<u8>,
 }
@@ -171,7 +172,7 @@ impl JobQueue {
             start_lifo,
             activity,
             slots: HashMap::new(),
-            order: VecDeque::new(),
+            last_selected: None,
             len: 0,
             buf: Vec::new(),
         }
@@ -183,9 +184,6 @@ impl JobQueue {
         } else {
             Rc::from("")
         };
-        if !self.slots.contains_key(&key) {
-            self.order.push_back(key.clone());
-        }
         self.slots.entry(key).or_default()
     }
 
@@ -221,17 +219,16 @@ impl JobQueue {
 
     fn pick_slot(&mut self) -> Option<Rc<str>> {
         let Some(activity) = &self.activity else {
-            return self.order.front().cloned();
+            return self.slots.keys().next().cloned();
         };
-        let mut best: Option<(usize, usize)> = None;
-        for (pos, key) in self.order.iter().enumerate() {
-            let active = activity.active(key);
-            if best.is_none_or(|(a, _)| active < a) {
-                best = Some((active, pos));
-            }
-        }
-        let (_, pos) = best?;
-        self.order.remove(pos)
+        let name = next_slot(
+            self.slots.keys().map(|k| &**k),
+            activity,
+            self.last_selected.as_deref(),
+        )?;
+        let key = self.slots.get_key_value(name)?.0.clone();
+        self.last_selected = Some(key.clone());
+        Some(key)
     }
 
     fn pop_offset(&mut self) -> Option<u64> {
@@ -242,11 +239,6 @@ impl JobQueue {
         let empty = levels.len == 0;
         if empty {
             self.slots.remove(&key);
-            if self.activity.is_none() {
-                self.order.pop_front();
-            }
-        } else if self.activity.is_some() {
-            self.order.push_back(key);
         }
         if r.is_some() {
             self.len -= 1;
@@ -260,7 +252,10 @@ impl RequestQueue for JobQueue {
         request.meta_mut().remove(JOB_ID);
         let fp =
             (!request.dont_filter()).then(|| fingerprint(&request, &FingerprintOptions::default()));
-        let slot = slot_key(&request);
+        let slot = match &self.activity {
+            Some(activity) => activity.slot_key(&request),
+            None => slot_key(&request),
+        };
         self.buf.clear();
         encode_enqueue(&mut self.buf, &request, fp, &slot);
         let offset = self
@@ -304,7 +299,7 @@ impl fmt::Debug for JobQueue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JobQueue")
             .field("len", &self.len)
-            .field("slots", &self.order.len())
+            .field("slots", &self.slots.len())
             .finish()
     }
 }

@@ -14,7 +14,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use super::IS_START_REQUEST;
-use crate::crawl::downloader::{SlotActivity, slot_key};
+use crate::crawl::downloader::SlotActivity;
 use crate::crawl::request::Request;
 use crate::crawl::settings::normalize_component;
 use crate::defer::Failure;
@@ -273,12 +273,13 @@ impl fmt::Debug for PriorityQueue {
 }
 
 /// Scrapy's `DownloaderAwarePriorityQueue`: one [`PriorityQueue`] per download slot;
-/// pops from the slot with the fewest active downloads, round-robin among ties, so one
-/// busy host cannot starve the others.
+/// pops from the slot with the fewest active downloads, so one busy host cannot starve
+/// the others. Ties go as in Scrapy 2.19's `_next_slot`: the first slot name after the
+/// last one chosen, in byte order, wrapping around to the smallest.
 pub struct DownloaderAwareQueue {
     slots: HashMap<String, PriorityQueue>,
-    /// Slots in round-robin order.
-    order: VecDeque<String>,
+    /// The slot the last pop came from.
+    last_selected: Option<String>,
     activity: Rc<SlotActivity>,
     factory: QueueFactory,
     len: usize,
@@ -289,7 +290,7 @@ impl DownloaderAwareQueue {
     pub fn new(factory: QueueFactory, activity: Rc<SlotActivity>) -> Self {
         Self {
             slots: HashMap::new(),
-            order: VecDeque::new(),
+            last_selected: None,
             activity,
             factory,
             len: 0,
@@ -299,9 +300,8 @@ impl DownloaderAwareQueue {
 
 impl RequestQueue for DownloaderAwareQueue {
     fn push(&mut self, request: Request) -> Result<(), Failure> {
-        let key = slot_key(&request);
+        let key = self.activity.slot_key(&request);
         if !self.slots.contains_key(&key) {
-            self.order.push_back(key.clone());
             self.slots.insert(
                 key.clone(),
                 PriorityQueue::new(self.factory.clone(), Some(key.clone())),
@@ -315,30 +315,18 @@ impl RequestQueue for DownloaderAwareQueue {
     }
 
     fn pop(&mut self) -> Result<Option<Request>, Failure> {
-        // The slot with the fewest active downloads; ties go round-robin.
-        let mut best: Option<(usize, usize)> = None;
-        for (pos, key) in self.order.iter().enumerate() {
-            let active = self.activity.active(key);
-            if best.is_none_or(|(a, _)| active < a) {
-                best = Some((active, pos));
-            }
-        }
-        let Some((_, pos)) = best else {
+        let Some(key) = self.next_slot() else {
             return Ok(None);
         };
-        let Some(key) = self.order.remove(pos) else {
-            return Ok(None);
-        };
+        self.last_selected = Some(key.clone());
         let Some(q) = self.slots.get_mut(&key) else {
             return Ok(None);
         };
         let r = q.pop()?;
-        if q.is_empty() {
-            if let Some(mut q) = self.slots.remove(&key) {
-                q.close()?;
-            }
-        } else {
-            self.order.push_back(key);
+        if q.is_empty()
+            && let Some(mut q) = self.slots.remove(&key)
+        {
+            q.close()?;
         }
         if r.is_some() {
             self.len -= 1;
@@ -361,11 +349,53 @@ impl RequestQueue for DownloaderAwareQueue {
     }
 }
 
+impl DownloaderAwareQueue {
+    fn next_slot(&self) -> Option<String> {
+        next_slot(
+            self.slots.keys().map(String::as_str),
+            &self.activity,
+            self.last_selected.as_deref(),
+        )
+        .map(str::to_owned)
+    }
+}
+
+/// Scrapy 2.19's `DownloaderAwarePriorityQueue._next_slot`: the slot with the fewest
+/// active downloads; among those, the smallest name after `last` (the slot chosen
+/// before), else the smallest name. Shared with the JOBDIR queue.
+pub fn next_slot<'a>(
+    slots: impl Iterator<Item = &'a str>,
+    activity: &SlotActivity,
+    last: Option<&str>,
+) -> Option<&'a str> {
+    let mut min_active: Option<usize> = None;
+    let mut best: Option<&str> = None;
+    let mut best_after_last: Option<&str> = None;
+    for slot in slots {
+        let active = activity.active(slot);
+        if min_active.is_none_or(|m| active < m) {
+            min_active = Some(active);
+            best = Some(slot);
+            best_after_last = last.filter(|l| slot > *l).map(|_| slot);
+        } else if min_active == Some(active) {
+            if best.is_none_or(|b| slot < b) {
+                best = Some(slot);
+            }
+            if last.is_some_and(|l| slot > l) && best_after_last.is_none_or(|b| slot < b) {
+                best_after_last = Some(slot);
+            }
+        }
+    }
+    best_after_last.or(best)
+}
+
 impl fmt::Debug for DownloaderAwareQueue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut slots: Vec<&String> = self.slots.keys().collect();
+        slots.sort();
         f.debug_struct("DownloaderAwareQueue")
             .field("len", &self.len)
-            .field("slots", &self.order)
+            .field("slots", &slots)
             .finish()
     }
 }

@@ -1,0 +1,168 @@
+//! The downloader as Scrapy 2.19 runs it: `CONCURRENT_REQUESTS_PER_IP` slots keyed by
+//! address, the downloader-aware queue's tie-breaking (recorded from Scrapy's
+//! `_next_slot`), `DOWNLOAD_DELAY_JITTER` and the `DOWNLOAD_SLOTS` `jitter` key, and
+//! `CONCURRENT_REQUESTS = 0` (no global limit).
+
+mod util;
+
+use std::rc::Rc;
+
+use serde_json::{Value, json};
+use trawl::crawl::Request;
+use trawl::crawl::downloader::{DOWNLOAD_SLOT, SlotActivity};
+use trawl::crawl::scheduler::RequestQueue;
+use trawl::crawl::scheduler::queues::{DownloaderAwareQueue, memory_queues};
+use util::crawl::{Answer, FnSpider, Harness, harness};
+
+fn step(h: &Harness, secs: f64) {
+    for _ in 0..(secs / 0.05).round() as usize {
+        h.clock.advance(0.05);
+    }
+}
+
+fn spider(urls: Vec<String>) -> FnSpider {
+    FnSpider::urls(urls)
+}
+
+#[test]
+fn ties_between_slots_are_broken_as_scrapy_does() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/pqueues/next_slot.json"
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let data: Value = serde_json::from_str(&text).expect("next_slot.json");
+    let scenarios = data["scenarios"].as_array().expect("scenarios");
+    assert!(scenarios.len() >= 10);
+    for (n, scenario) in scenarios.iter().enumerate() {
+        let activity = Rc::new(SlotActivity::default());
+        let mut q = DownloaderAwareQueue::new(memory_queues(false, false), activity.clone());
+        let slots: Vec<&str> = scenario["slots"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        for slot in &slots {
+            for i in 0..40 {
+                let r = Request::get(&format!("http://any.test/{i}"))
+                    .unwrap()
+                    .with_meta(DOWNLOAD_SLOT, *slot);
+                q.push(r).unwrap();
+            }
+        }
+        let mut current: std::collections::HashMap<&str, i64> = std::collections::HashMap::new();
+        for (i, step) in scenario["steps"].as_array().unwrap().iter().enumerate() {
+            for slot in &slots {
+                let want = step["active"][*slot].as_i64().unwrap();
+                let have = current.get(slot).copied().unwrap_or(0);
+                activity.add(slot, (want - have) as isize);
+                current.insert(slot, want);
+            }
+            let popped = q.pop().unwrap().expect("a request");
+            assert_eq!(
+                popped.meta().get_str(DOWNLOAD_SLOT),
+                step["chosen"].as_str(),
+                "scenario {n} step {i}: {step}"
+            );
+        }
+    }
+}
+
+#[test]
+fn concurrent_requests_per_ip_shares_one_slot_between_hosts_on_one_address() {
+    let urls: Vec<String> = (0..3)
+        .flat_map(|i| [format!("http://a.test/{i}"), format!("http://b.test/{i}")])
+        .collect();
+    let run = |per_ip: usize| {
+        let h = harness(
+            spider(urls.clone()),
+            &[
+                ("CONCURRENT_REQUESTS_PER_IP", json!(per_ip)),
+                ("CONCURRENT_REQUESTS_PER_DOMAIN", json!(1)),
+            ],
+            |_| {},
+        );
+        for host in ["a.test", "b.test"] {
+            h.script
+                .ips
+                .borrow_mut()
+                .insert(host.to_owned(), "10.0.0.1".parse().unwrap());
+        }
+        *h.script.default.borrow_mut() = Answer {
+            delay: 1.0,
+            ..Answer::default()
+        };
+        step(&h, 0.5);
+        let keys = h.engine().downloader().slot_keys();
+        let in_flight = h.script.started.borrow().len();
+        assert!(h.run(30.0));
+        (keys, in_flight)
+    };
+    let (keys, in_flight) = run(1);
+    assert_eq!(keys, ["10.0.0.1"], "one slot for the address");
+    assert_eq!(in_flight, 1, "a.test and b.test share its concurrency of 1");
+    let (mut keys, in_flight) = run(0);
+    keys.sort();
+    assert_eq!(keys, ["a.test", "b.test"], "per domain without it");
+    assert_eq!(in_flight, 2);
+}
+
+fn start_intervals(h: &Harness) -> Vec<f64> {
+    let started = h.script.started.borrow();
+    started.windows(2).map(|w| w[1].0 - w[0].0).collect()
+}
+
+#[test]
+fn download_slots_jitter_bounds_the_delay_as_scrapy() {
+    let urls: Vec<String> = (0..30).map(|i| format!("http://a.test/{i}")).collect();
+    let run = |slot: Value| {
+        let h = harness(
+            spider(urls.clone()),
+            &[
+                ("DOWNLOAD_SLOTS", json!({ "a.test": slot })),
+                ("DOWNLOAD_DELAY_JITTER", json!(0.5)),
+            ],
+            |_| {},
+        );
+        *h.script.default.borrow_mut() = Answer {
+            delay: 0.01,
+            ..Answer::default()
+        };
+        assert!(h.run(200.0));
+        start_intervals(&h)
+    };
+    // jitter 0: exactly the delay (to the 0.05 s steps of the test clock).
+    let exact = run(json!({"delay": 1.0, "jitter": 0.0}));
+    assert!(exact.iter().all(|d| (d - 1.0).abs() < 0.06), "{exact:?}");
+    // jitter 0.25: within ±25%, and not constant.
+    let quarter = run(json!({"delay": 2.0, "jitter": 0.25}));
+    assert!(
+        quarter.iter().all(|d| (1.45..=2.55).contains(d)),
+        "{quarter:?}"
+    );
+    assert!(
+        quarter.iter().any(|d| (d - quarter[0]).abs() > 0.05),
+        "{quarter:?}"
+    );
+    // jitter 2: Scrapy floors at 0 and reaches 3× (a clamp at 1 would stay in 0..2×).
+    let wide = run(json!({"delay": 1.0, "jitter": 2.0}));
+    assert!(wide.iter().all(|d| *d <= 3.06), "{wide:?}");
+    assert!(wide.iter().any(|d| *d > 2.05), "{wide:?}");
+    // The deprecated randomize_delay key: false means no variation.
+    let off = run(json!({"delay": 1.0, "randomize_delay": false}));
+    assert!(off.iter().all(|d| (d - 1.0).abs() < 0.06), "{off:?}");
+}
+
+#[test]
+fn concurrent_requests_zero_means_no_global_limit() {
+    let urls: Vec<String> = (0..20).map(|i| format!("http://h{i}.test/")).collect();
+    let h = harness(spider(urls), &[("CONCURRENT_REQUESTS", json!(0))], |_| {});
+    *h.script.default.borrow_mut() = Answer {
+        delay: 5.0,
+        ..Answer::default()
+    };
+    step(&h, 1.0);
+    assert_eq!(h.script.started.borrow().len(), 20, "all at once");
+    assert!(h.run(30.0));
+}
