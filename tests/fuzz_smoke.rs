@@ -141,3 +141,44 @@ fn resp_parser_survives_random_and_mutated_replies() {
     }
     assert!(parsed > 2_500, "only {parsed} inputs parsed");
 }
+
+#[test]
+fn robots_parser_survives_random_and_mutated_files() {
+    const FILES: &[&[u8]] = &[
+        b"User-agent: *\nDisallow: /private\nAllow: /private/ok$\nCrawl-delay: 2\n",
+        b"\xef\xbb\xbfuser agent foo\ndisallow /a*b*c$\nRequest-rate: 1/5s 0900-1700\nSitemap https://x/s.xml\n",
+        b"User-agent: FooBot\nInvalid: x\nUser-agent: *\nDisallow: /%7e~%e3%83%84\nAllow: /index.html\n",
+        b"USER-AGENT: a*b\nDISALLOW: ****/*.js$\n# comment\r\nallow:/x?y=%3c<\n",
+    ];
+    let mut rng = Rng(0x0B0E);
+    let mut with_groups = 0;
+    for i in 0..20_000 {
+        let input = if i % 10 == 0 {
+            (0..rng.below(300)).map(|_| rng.next() as u8).collect()
+        } else {
+            let seed = FILES[rng.below(FILES.len())];
+            mutate(&mut rng, seed)
+        };
+        let robots = trawl::crawl::robots::RobotsTxt::parse(&input);
+        let mut disallowed = false;
+        for path in ["/private/x", "/a1bc", "/~x", "/x?y=<", "/"] {
+            let url = url::Url::parse("http://example.com/")
+                .and_then(|u| u.join(path))
+                .expect("a test URL");
+            disallowed |= !robots.allowed(&url, "FooBot/1.0");
+        }
+        let tail = String::from_utf8_lossy(&input[input.len().saturating_sub(12)..]).into_owned();
+        if let Ok(url) = url::Url::parse("http://example.com/").and_then(|u| u.join(&tail)) {
+            let _ = robots.allowed(&url, &tail);
+        }
+        let _ = robots.crawl_delay("foobot");
+        let _ = robots.request_rate(&tail);
+        if disallowed {
+            with_groups += 1;
+        }
+    }
+    assert!(
+        with_groups > 1_000,
+        "only {with_groups} inputs disallowed anything"
+    );
+}

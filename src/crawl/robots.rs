@@ -2,24 +2,38 @@
 //! [`RobotsTxtMiddleware`](super::middlewares::RobotsTxtMiddleware) fetches the files;
 //! this module only reads them.
 //!
-//! Behaviour, as RFC 9309 and Protego (Scrapy's default parser) agree:
+//! Allow / disallow follow Google's reference library (RFC 9309's), checked against its
+//! own `robots_test.cc` and 1,406 Protego-recorded cases (`tests/robots_conformance.rs`):
 //!
-//! * Lines are `key: value`; keys are case-insensitive and a few common misspellings
-//!   are accepted (`dissallow`, `useragent`, `user agent`, `crawl delay`...); `#` starts
-//!   a comment; unknown keys are ignored. Only the first 500 KiB are read (RFC 9309's
-//!   minimum).
-//! * Consecutive `User-agent` lines open a group; rules before any group are ignored.
-//!   Several groups naming the same agent are merged.
-//! * The group used for a user agent: the one whose token is the longest substring of
-//!   the (lower-cased) user-agent string, else the `*` group, else none (everything
-//!   allowed). Substring matching is Protego's, so `User-agent: trawl` applies to
-//!   `trawl/0.1 (+https://github.com/trawl)`.
-//! * Among the group's rules the longest matching pattern wins; on a tie `Allow` wins.
-//!   `*` matches any sequence and a final `$` anchors at the end. An empty `Disallow`
-//!   allows everything. Paths match case-sensitively after percent-encoding
-//!   normalisation (unreserved characters decoded, other escapes upper-cased, non-ASCII
-//!   encoded). `/robots.txt` itself is always allowed.
-//! * `Crawl-delay`, `Request-rate` (per group) and `Sitemap` (global) are kept.
+//! * Bytes, not text: lines end at LF, CR or CRLF; any prefix of a UTF-8 BOM is skipped;
+//!   a line keeps its first 16,663 bytes; `#` starts a comment; only the first 500 KiB
+//!   are read (RFC 9309's minimum).
+//! * `key: value`, keys case-insensitive and matched by prefix (`user-agentx`), with
+//!   Google's accepted typos; without a colon, `key value` when a single value follows,
+//!   and Protego's salvage of `Sitemap https://...` and `user agent name`.
+//! * Only `Allow` / `Disallow` lines end a run of `User-agent` lines: an unknown line
+//!   between two user-agent lines leaves them in one group. Rules before any group are
+//!   ignored.
+//! * A group's agent is the value's leading run of letters, `-` and `_` (`FooBot/1.2` →
+//!   `foobot`; a stray byte after it is dropped), or `*`. The caller's agent is its
+//!   product token, its user agent up to `/` or a space (`trawl/0.1 (+...)` → `trawl`),
+//!   compared case-insensitively and whole. Groups naming it apply (merged) and the `*`
+//!   groups are then ignored, even when no rule of them matches.
+//! * The longest matching pattern wins, `Allow` on a tie; `*` matches any sequence, a
+//!   final `$` anchors; an empty rule has no effect; `Allow: /a/index.html` also allows
+//!   `/a/`. No `/` is prepended (`Disallow: ~` does not block `/~`).
+//! * Patterns and paths are compared percent-encoding-normalised (RFC 9309 §2.2.2):
+//!   unreserved escapes decoded, other escapes upper-cased, and every byte the `url`
+//!   crate encodes in a path or query encoded in the rule too, so `Allow: /a<d.html`
+//!   matches the URL `/a<d.html` (which trawl requests as `/a%3Cd.html`). Google
+//!   compares raw bytes here; Protego agrees with trawl.
+//! * `/robots.txt` itself is always allowed (RFC 9309 §2.5).
+//!
+//! `Crawl-delay` and `Request-rate` (which Google's matcher ignores) follow Protego:
+//! its grouping (any directive ends a run of user-agent lines), its agent choice (the
+//! value found at a token boundary of the caller's user agent, longest first, else
+//! `*`), its value syntax (`n/m` with `s`/`m`/`h`/`d`, an optional well-formed
+//! `HHMM-HHMM` window). `Sitemap` lines (exact key) are kept in file order.
 
 use url::Url;
 
@@ -33,11 +47,28 @@ struct Rule {
     pattern: String,
 }
 
+/// Who a group is for.
+#[derive(Debug, Clone, PartialEq)]
+enum Agent {
+    /// `User-agent: *`.
+    Global,
+    /// A product token, lower-cased (Google's `ExtractUserAgent` of the line's value).
+    Token(String),
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Group {
-    /// Lower-cased user-agent tokens.
-    agents: Vec<String>,
+    agents: Vec<Agent>,
     rules: Vec<Rule>,
+}
+
+/// `Crawl-delay` and `Request-rate` for one user-agent value, grouped as Protego groups
+/// them (any other directive ends a run of user-agent lines); Google's matcher has no
+/// such directives.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Extension {
+    /// The lower-cased user-agent value.
+    agent: String,
     crawl_delay: Option<f64>,
     request_rate: Option<(u32, f64)>,
 }
@@ -46,12 +77,13 @@ struct Group {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RobotsTxt {
     groups: Vec<Group>,
+    extensions: Vec<Extension>,
     sitemaps: Vec<String>,
     /// Everything disallowed (RFC 9309: robots.txt unreachable).
     disallow_all: bool,
 }
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy, PartialEq, Debug)]
 enum Key {
     UserAgent,
     Allow,
@@ -62,19 +94,88 @@ enum Key {
     Other,
 }
 
+/// Google's keys match by prefix, case-insensitively (`user-agentx` is a user-agent
+/// line), with its accepted typos; Protego's extra keys match exactly.
 fn key_of(k: &str) -> Key {
     let k = k.trim().to_ascii_lowercase();
-    match k.as_str() {
-        "user-agent" | "useragent" | "user agent" | "user_agent" => Key::UserAgent,
-        "allow" => Key::Allow,
-        "disallow" | "dissallow" | "dissalow" | "disalow" | "diasllow" | "disallaw" => {
-            Key::Disallow
-        }
-        "crawl-delay" | "crawl delay" | "crawldelay" => Key::CrawlDelay,
-        "request-rate" | "request rate" => Key::RequestRate,
-        "sitemap" | "sitemaps" | "site-map" => Key::Sitemap,
-        _ => Key::Other,
+    let starts = |p: &str| k.starts_with(p);
+    if starts("user-agent") || starts("useragent") || starts("user agent") {
+        Key::UserAgent
+    } else if starts("allow") {
+        Key::Allow
+    } else if [
+        "disallow",
+        "dissallow",
+        "dissalow",
+        "disalow",
+        "diasllow",
+        "disallaw",
+    ]
+    .iter()
+    .any(|p| starts(p))
+    {
+        Key::Disallow
+    } else if matches!(k.as_str(), "sitemap" | "sitemaps" | "site-map") {
+        Key::Sitemap
+    } else if matches!(k.as_str(), "crawl-delay" | "crawl delay") {
+        Key::CrawlDelay
+    } else if matches!(k.as_str(), "request-rate" | "request rate") {
+        Key::RequestRate
+    } else {
+        Key::Other
     }
+}
+
+/// Splits a line (comment already removed, trimmed) into key and value: at the first
+/// `:`; without one, at whitespace when a single value follows (Google); a `key value`
+/// line whose colon sits inside the value (`Sitemap https://...`) is salvaged as
+/// Protego does.
+fn key_value(line: &[u8]) -> Option<(Key, &[u8])> {
+    if let Some(colon) = line.iter().position(|&b| b == b':') {
+        let key = String::from_utf8_lossy(line[..colon].trim_ascii()).into_owned();
+        let value = line[colon + 1..].trim_ascii();
+        let k = key_of(&key);
+        if k != Key::Other || key.is_empty() {
+            return (!key.is_empty()).then_some((k, value));
+        }
+        let raw = &line[colon + 1..];
+        if raw.is_empty() || raw[0].is_ascii_whitespace() {
+            return Some((Key::Other, value));
+        }
+    }
+    // `Disallow /path`, `Sitemap https://...`, `User agent foo`.
+    let words: Vec<&[u8]> = line
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+        .collect();
+    for n in 1..=2.min(words.len().saturating_sub(1)) {
+        let key = words[..n]
+            .iter()
+            .map(|w| String::from_utf8_lossy(w).into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let k = key_of(&key);
+        let exact = matches!(
+            key.to_ascii_lowercase().as_str(),
+            "user-agent"
+                | "useragent"
+                | "user agent"
+                | "allow"
+                | "disallow"
+                | "sitemap"
+                | "sitemaps"
+                | "site-map"
+                | "crawl-delay"
+                | "crawl delay"
+                | "request-rate"
+                | "request rate"
+        ) || matches!(k, Key::Disallow);
+        if k != Key::Other && exact {
+            let start = words[n].as_ptr() as usize - line.as_ptr() as usize;
+            return Some((k, line[start..].trim_ascii()));
+        }
+    }
+    None
 }
 
 fn is_unreserved(b: u8) -> bool {
@@ -90,20 +191,30 @@ fn hex(b: u8) -> Option<u8> {
     }
 }
 
-/// Percent-encoding normalisation shared by patterns and paths: `%XX` of an unreserved
-/// character is decoded, other escapes are upper-cased, non-ASCII and control bytes are
-/// encoded. `*` and `$` pass through (they are pattern syntax in rules and rare in
-/// URLs, where the `url` crate leaves them as they are).
-fn normalise(s: &str) -> String {
+/// Whether the `url` crate percent-encodes `b` in a path (`in_query`: in a query): the
+/// WHATWG path / special-query percent-encode sets. A rule is encoded the way the URL
+/// it is matched against was, so `Allow: /a<d.html` matches the URL `/a<d.html`.
+fn url_crate_encodes(b: u8, in_query: bool) -> bool {
+    !(0x21..0x7f).contains(&b)
+        || matches!(b, b'"' | b'#' | b'<' | b'>')
+        || (!in_query && matches!(b, b'`' | b'{' | b'}'))
+        || (in_query && b == b'\'')
+}
+
+/// Percent-encoding normalisation shared by patterns and paths (RFC 9309 §2.2.2): `%XX`
+/// of an unreserved character is decoded, other escapes are upper-cased, and bytes the
+/// `url` crate would encode are encoded (non-ASCII included, byte by byte, as Google's
+/// `MaybeEscapePattern`). `*` and `$` pass through: pattern syntax in rules.
+fn normalise(s: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let b = s.as_bytes();
-    let mut out = String::with_capacity(b.len());
+    let mut out = String::with_capacity(s.len());
+    let mut in_query = false;
     let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
+    while i < s.len() {
+        let c = s[i];
         if c == b'%'
-            && i + 2 < b.len()
-            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
+            && i + 2 < s.len()
+            && let (Some(h), Some(l)) = (hex(s[i + 1]), hex(s[i + 2]))
         {
             let v = h * 16 + l;
             if is_unreserved(v) {
@@ -116,7 +227,10 @@ fn normalise(s: &str) -> String {
             i += 3;
             continue;
         }
-        if !(0x21..0x80).contains(&c) {
+        if c == b'?' {
+            in_query = true;
+        }
+        if url_crate_encodes(c, in_query) {
             out.push('%');
             out.push(HEX[usize::from(c >> 4)] as char);
             out.push(HEX[usize::from(c & 15)] as char);
@@ -128,7 +242,8 @@ fn normalise(s: &str) -> String {
     out
 }
 
-/// Whether `pattern` (with `*` and a final `$`) matches the start of `path`.
+/// Whether `pattern` (with `*` and a final `$`) matches the start of `path` (Google's
+/// `Matches`, greedily: each `*`-separated piece at its leftmost place).
 fn pattern_matches(pattern: &str, path: &str) -> bool {
     let (pattern, anchored) = match pattern.strip_suffix('$') {
         Some(p) => (p, true),
@@ -158,79 +273,89 @@ fn pattern_matches(pattern: &str, path: &str) -> bool {
     true
 }
 
+/// Google's `ExtractUserAgent`: the leading run of ASCII letters, `-` and `_`
+/// (`Googlebot/2.1` → `Googlebot`), lower-cased.
+fn product_token(agent: &[u8]) -> String {
+    let end = agent
+        .iter()
+        .position(|b| !(b.is_ascii_alphabetic() || *b == b'-' || *b == b'_'))
+        .unwrap_or(agent.len());
+    String::from_utf8_lossy(&agent[..end]).to_ascii_lowercase()
+}
+
+/// Google's line length limit: 2,083 × 8 bytes including the terminator.
+const MAX_LINE: usize = 2083 * 8 - 1;
+
 impl RobotsTxt {
-    /// Parses a robots.txt body (invalid UTF-8 is replaced; bytes past
-    /// [`MAX_ROBOTS_SIZE`] are ignored).
+    /// Parses a robots.txt body, byte for byte as Google's parser (bytes past
+    /// [`MAX_ROBOTS_SIZE`] are ignored; a line keeps its first 16,663 bytes).
     pub fn parse(body: &[u8]) -> Self {
         let body = &body[..body.len().min(MAX_ROBOTS_SIZE)];
-        let text = String::from_utf8_lossy(body);
-        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        // Google skips whatever prefix of the UTF-8 BOM the file starts with.
+        let bom = body
+            .iter()
+            .zip(b"\xef\xbb\xbf")
+            .take_while(|(a, b)| a == b)
+            .count();
+        let body = &body[bom..];
         let mut robots = Self::default();
-        // Index of the group being built, and whether it has seen a non-agent line.
+        let mut ext = ExtensionParser::default();
+        // The group being built, and whether a rule ended its user-agent lines
+        // (Google's `seen_separator_`: only allow/disallow lines do).
         let mut current: Option<usize> = None;
-        let mut in_agents = false;
-        for line in text.split(['\n', '\r']) {
-            let line = match line.find('#') {
+        let mut separated = true;
+        for line in body.split(|&b| b == b'\n' || b == b'\r') {
+            let line = &line[..line.len().min(MAX_LINE)];
+            let line = match line.iter().position(|&b| b == b'#') {
                 Some(at) => &line[..at],
                 None => line,
             };
-            let line = line.trim();
+            let line = line.trim_ascii();
             if line.is_empty() {
                 continue;
             }
-            let Some((k, v)) = line.split_once(':').or_else(|| {
-                // Tolerate `Disallow /path` (a common mistake Google also accepts).
-                line.split_once([' ', '\t'])
-            }) else {
+            let Some((key, value)) = key_value(line) else {
                 continue;
             };
-            let value = v.trim();
-            match key_of(k) {
+            ext.directive(&mut robots.extensions, key, value);
+            match key {
                 Key::UserAgent => {
-                    let agent = value.split_whitespace().next().unwrap_or("").to_lowercase();
-                    if !in_agents {
+                    if separated || current.is_none() {
                         robots.groups.push(Group::default());
                         current = Some(robots.groups.len() - 1);
-                        in_agents = true;
+                        separated = false;
                     }
+                    let agent = if value.first() == Some(&b'*')
+                        && value.get(1).is_none_or(u8::is_ascii_whitespace)
+                    {
+                        Agent::Global
+                    } else {
+                        Agent::Token(product_token(value))
+                    };
                     if let Some(g) = current {
                         robots.groups[g].agents.push(agent);
                     }
                 }
                 Key::Allow | Key::Disallow => {
-                    in_agents = false;
                     let Some(g) = current else { continue };
+                    separated = true;
                     if value.is_empty() {
-                        continue; // `Disallow:` allows everything: no rule.
-                    }
-                    let mut pattern = normalise(value);
-                    if !pattern.starts_with('/') && !pattern.starts_with('*') {
-                        pattern.insert(0, '/');
+                        continue; // an empty rule matches with priority 0: no effect
                     }
                     robots.groups[g].rules.push(Rule {
-                        allow: key_of(k) == Key::Allow,
-                        pattern,
+                        allow: key == Key::Allow,
+                        pattern: normalise(value),
                     });
                 }
-                Key::CrawlDelay => {
-                    in_agents = false;
-                    if let (Some(g), Ok(d)) = (current, value.parse::<f64>())
-                        && d.is_finite()
-                        && d >= 0.0
-                    {
-                        robots.groups[g].crawl_delay = Some(d);
+                Key::CrawlDelay | Key::RequestRate => {}
+                Key::Sitemap => {
+                    if !value.is_empty() {
+                        robots
+                            .sitemaps
+                            .push(String::from_utf8_lossy(value).into_owned());
                     }
                 }
-                Key::RequestRate => {
-                    in_agents = false;
-                    if let Some(g) = current
-                        && let Some(rate) = parse_request_rate(value)
-                    {
-                        robots.groups[g].request_rate = Some(rate);
-                    }
-                }
-                Key::Sitemap => robots.sitemaps.push(value.to_owned()),
-                Key::Other => in_agents = false,
+                Key::Other => {}
             }
         }
         robots
@@ -254,34 +379,43 @@ impl RobotsTxt {
         self.disallow_all
     }
 
-    fn groups_for<'a>(&'a self, user_agent: &str) -> Vec<&'a Group> {
-        let ua = user_agent.trim().to_lowercase();
-        let score = |a: &str| {
-            if a == "*" {
-                1
-            } else if !a.is_empty() && ua.contains(a) {
-                a.len() + 1
-            } else {
-                0
-            }
-        };
-        let best = self
+    /// The groups for `user_agent`: those naming its product token (RFC 9309 §2.2.1,
+    /// case-insensitive, merged), else the `*` groups. `true` with the specific ones.
+    fn groups_for<'a>(&'a self, user_agent: &str) -> (Vec<&'a Group>, bool) {
+        // The caller's product token: its user agent up to the first `/` or space
+        // (`trawl/0.1 (+https://...)` → `trawl`), compared whole as Google compares
+        // the agent it is given.
+        let token = user_agent
+            .trim()
+            .split(|c: char| c == '/' || c.is_whitespace())
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let specific: Vec<&Group> = self
             .groups
             .iter()
-            .flat_map(|g| g.agents.iter())
-            .max_by_key(|a| score(a.as_str()))
-            .filter(|a| score(a.as_str()) > 0);
-        let Some(token) = best else {
-            return Vec::new();
-        };
-        // Every group naming the winning token (merged, RFC 9309 §2.2.1).
-        self.groups
+            .filter(|g| {
+                !token.is_empty()
+                    && g.agents
+                        .iter()
+                        .any(|a| matches!(a, Agent::Token(t) if *t == token))
+            })
+            .collect();
+        if !specific.is_empty() {
+            return (specific, true);
+        }
+        let global = self
+            .groups
             .iter()
-            .filter(|g| g.agents.iter().any(|a| a == token))
-            .collect()
+            .filter(|g| g.agents.contains(&Agent::Global))
+            .collect();
+        (global, false)
     }
 
-    /// Whether `user_agent` may fetch `url`.
+    /// Whether `user_agent` may fetch `url`: Google's longest-match rule over the
+    /// groups for the agent's product token (`trawl/0.1 (...)` → `trawl`), an `Allow`
+    /// winning a tie; `Allow: .../index.html` also allows the directory. `/robots.txt`
+    /// itself is always allowed (RFC 9309 §2.5).
     pub fn allowed(&self, url: &Url, user_agent: &str) -> bool {
         let path = url.path();
         if path == "/robots.txt" {
@@ -290,38 +424,74 @@ impl RobotsTxt {
         if self.disallow_all {
             return false;
         }
-        let mut target = normalise(path);
+        let mut target = normalise(path.as_bytes());
         if let Some(q) = url.query() {
             target.push('?');
-            target.push_str(&normalise(q));
+            target.push_str(&normalise(q.as_bytes()));
         }
-        let mut best: Option<(usize, bool)> = None;
-        for g in self.groups_for(user_agent) {
-            for r in &g.rules {
+        let (groups, _) = self.groups_for(user_agent);
+        let (mut allow, mut disallow) = (-1i64, -1i64);
+        for r in groups.iter().flat_map(|g| g.rules.iter()) {
+            let len = r.pattern.len() as i64;
+            if r.allow {
                 if pattern_matches(&r.pattern, &target) {
-                    let len = r.pattern.len();
-                    best = match best {
-                        Some((l, a)) if l > len || (l == len && (a || !r.allow)) => Some((l, a)),
-                        _ => Some((len, r.allow)),
-                    };
+                    allow = allow.max(len);
+                } else if let Some(dir) = index_html_directory(&r.pattern)
+                    && pattern_matches(&dir, &target)
+                {
+                    allow = allow.max(dir.len() as i64);
                 }
+            } else if pattern_matches(&r.pattern, &target) {
+                disallow = disallow.max(len);
             }
         }
-        best.is_none_or(|(_, allow)| allow)
+        !(allow > 0 || disallow > 0) || disallow <= allow
     }
 
-    /// The `Crawl-delay` of the group applying to `user_agent`, in seconds.
+    /// The `Crawl-delay` applying to `user_agent`, in seconds (Protego's grouping and
+    /// matching: the user-agent value found at a token boundary of `user_agent` with
+    /// the longest length, else `*`).
     pub fn crawl_delay(&self, user_agent: &str) -> Option<f64> {
-        self.groups_for(user_agent)
-            .iter()
-            .find_map(|g| g.crawl_delay)
+        self.extension_for(user_agent)?.crawl_delay
     }
 
-    /// The `Request-rate` (requests, per seconds) of the group applying to `user_agent`.
+    /// The `Request-rate` (requests, per seconds) applying to `user_agent` (as
+    /// [`crawl_delay`](Self::crawl_delay) chooses).
     pub fn request_rate(&self, user_agent: &str) -> Option<(u32, f64)> {
-        self.groups_for(user_agent)
-            .iter()
-            .find_map(|g| g.request_rate)
+        self.extension_for(user_agent)?.request_rate
+    }
+
+    /// Protego's `_get_matching_rule_set`: the best `applies_to` score, first on ties.
+    fn extension_for(&self, user_agent: &str) -> Option<&Extension> {
+        let robot = user_agent.trim().to_lowercase();
+        let score = |agent: &str| -> usize {
+            if agent == "*" {
+                return 1;
+            }
+            let mut from = 0;
+            while let Some(at) = robot[from..].find(agent) {
+                let index = from + at;
+                // Python: the previous character is neither alphanumeric nor `-`/`_`.
+                let boundary = index == 0
+                    || robot[..index]
+                        .chars()
+                        .next_back()
+                        .is_none_or(|c| !(c.is_alphanumeric() || c == '-' || c == '_'));
+                if boundary {
+                    return agent.len();
+                }
+                from = index + robot[index..].chars().next().map_or(1, char::len_utf8);
+            }
+            0
+        };
+        let mut best: Option<(usize, &Extension)> = None;
+        for e in &self.extensions {
+            let s = score(&e.agent);
+            if s > 0 && best.is_none_or(|(b, _)| s > b) {
+                best = Some((s, e));
+            }
+        }
+        best.map(|(_, e)| e)
     }
 
     /// The `Sitemap:` URLs, in file order.
@@ -330,20 +500,116 @@ impl RobotsTxt {
     }
 }
 
-/// `Request-rate: 1/5s`, `1/5`, `10/1m`, `3/1h` → (requests, seconds).
+/// Google: an `Allow` pattern whose last segment starts with `index.htm` also allows
+/// the directory itself (`/a/index.html` → `/a/$`).
+fn index_html_directory(pattern: &str) -> Option<String> {
+    let slash = pattern.rfind('/')?;
+    pattern[slash..]
+        .starts_with("/index.htm")
+        .then(|| format!("{}$", &pattern[..=slash]))
+}
+
+/// Protego's grouping for `Crawl-delay` / `Request-rate`.
+#[derive(Default)]
+struct ExtensionParser {
+    /// Indices into the extensions of the current record group.
+    current: Vec<usize>,
+    /// The last directive other than `Sitemap`: a user-agent line after any other one
+    /// starts a new record group.
+    previous: Option<Key>,
+}
+
+impl ExtensionParser {
+    fn directive(&mut self, all: &mut Vec<Extension>, key: Key, value: &[u8]) {
+        if key == Key::UserAgent && self.previous.is_some_and(|p| p != Key::UserAgent) {
+            self.current.clear();
+        }
+        if key != Key::Sitemap {
+            self.previous = Some(key);
+        }
+        if value.is_empty() || (self.current.is_empty() && key != Key::UserAgent) {
+            return;
+        }
+        let text = String::from_utf8_lossy(value);
+        match key {
+            Key::UserAgent => {
+                let agent = text.trim().to_lowercase();
+                let starless =
+                    (agent != "*" && agent.contains('*')).then(|| agent.replace('*', ""));
+                for a in std::iter::once(agent).chain(starless) {
+                    if a.is_empty() {
+                        continue;
+                    }
+                    let index = match all.iter().position(|e| e.agent == a) {
+                        Some(i) => i,
+                        None => {
+                            all.push(Extension {
+                                agent: a,
+                                ..Extension::default()
+                            });
+                            all.len() - 1
+                        }
+                    };
+                    if !self.current.contains(&index) {
+                        self.current.push(index);
+                    }
+                }
+            }
+            Key::CrawlDelay => {
+                if let Ok(d) = text.trim().parse::<f64>()
+                    && d.is_finite()
+                    && d >= 0.0
+                {
+                    for &i in &self.current {
+                        all[i].crawl_delay = Some(d);
+                    }
+                }
+            }
+            Key::RequestRate => {
+                if let Some(rate) = parse_request_rate(&text) {
+                    for &i in &self.current {
+                        all[i].request_rate = Some(rate);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Protego's `Request-rate`: `requests/seconds` with an optional `s`/`m`/`h`/`d` unit
+/// (integers), and an optional `HHMM-HHMM` window that must be well formed → (requests,
+/// seconds).
 fn parse_request_rate(v: &str) -> Option<(u32, f64)> {
-    let v = v.split_whitespace().next()?;
-    let (n, per) = v.split_once('/')?;
+    let parts: Vec<&str> = v.split_whitespace().collect();
+    let rate = *parts.first()?;
+    if parts.len() == 2 {
+        let (start, end) = parts[1].split_once('-')?;
+        let time = |t: &str| {
+            let t = t.trim();
+            (3..=4).contains(&t.len())
+                && t.bytes().all(|b| b.is_ascii_digit())
+                && t[..t.len() - 2].parse::<u32>().is_ok_and(|h| h < 24)
+                && t[t.len() - 2..].parse::<u32>().is_ok_and(|m| m < 60)
+        };
+        if end.contains('-') || !time(start) || !time(end) {
+            return None;
+        }
+    }
+    let (n, per) = rate.split_once('/')?;
+    if per.contains('/') {
+        return None;
+    }
     let n: u32 = n.trim().parse().ok()?;
-    let per = per.trim();
-    let (num, mult) = match per.chars().last()? {
-        's' | 'S' => (&per[..per.len() - 1], 1.0),
-        'm' | 'M' => (&per[..per.len() - 1], 60.0),
-        'h' | 'H' => (&per[..per.len() - 1], 3600.0),
+    let (num, mult) = match per.chars().last()?.to_ascii_lowercase() {
+        's' => (&per[..per.len() - 1], 1.0),
+        'm' => (&per[..per.len() - 1], 60.0),
+        'h' => (&per[..per.len() - 1], 3600.0),
+        'd' => (&per[..per.len() - 1], 86400.0),
         _ => (per, 1.0),
     };
-    let secs: f64 = num.parse::<f64>().ok()? * mult;
-    (n > 0 && secs.is_finite() && secs > 0.0).then_some((n, secs))
+    let secs = f64::from(num.trim().parse::<u32>().ok()?) * mult;
+    (n > 0 && secs > 0.0).then_some((n, secs))
 }
 
 #[cfg(test)]
