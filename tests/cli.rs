@@ -212,6 +212,23 @@ fn fetch_prints_bodies_headers_and_errors() {
     assert!(text.contains("< 302 Found"), "{text}");
     assert!(text.contains("< Location: "), "{text}");
 
+    // Without --no-redirect the redirect is followed, as `scrapy fetch` does.
+    let o = run(&["fetch", "--headers", &srv.url("/redirect/302")]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("< 200 OK"), "{text}");
+    assert!(!text.contains("< 302"), "{text}");
+    let o = run(&["fetch", &srv.url("/redirect/301")]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        srv.site().render_page(0)
+    );
+    // A 404 is still printed, not an error.
+    let o = run(&["fetch", "--headers", &srv.url("/status/404")]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("< 404"),
+        "{o:?}"
+    );
+
     let o = run(&["fetch", "http://127.0.0.1:1/"]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);

@@ -588,3 +588,30 @@ fn closing_with_nothing_in_progress_never_pulls_start() {
         Some(json!("right_away"))
     );
 }
+
+#[test]
+fn every_failure_schedules_the_next_pass_without_waiting_for_the_heartbeat() {
+    // 20 downloads that fail after 0.1 s each, one at a time: the crawl ends in about
+    // 2 s. Were a failure not to wake the engine, each would wait for the 5 s heartbeat.
+    let urls: Vec<String> = (0..20).map(|i| format!("http://h{i}.invalid/")).collect();
+    let ((), _) = capture_logs(|| {
+        let h = harness(
+            FnSpider::urls(urls),
+            &[
+                ("CONCURRENT_REQUESTS", json!(1)),
+                ("RETRY_ENABLED", json!(false)),
+            ],
+            |_| {},
+        );
+        *h.script.default.borrow_mut() = util::crawl::Answer {
+            delay: 0.1,
+            fail: Some("DNS lookup failed".into()),
+            ..util::crawl::Answer::default()
+        };
+        assert!(
+            h.run(4.0),
+            "finished before the first heartbeat would have helped"
+        );
+        assert_eq!(h.stat("downloader/exception_count"), 20);
+    });
+}

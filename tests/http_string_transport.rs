@@ -154,3 +154,46 @@ fn the_endpoint_carries_tls_and_the_proxy_credentials() {
         Some(format!("Basic {}", trawl::util::base64_encode(b"user:p@ss")).as_str())
     );
 }
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(data).expect("gzip");
+    gz.finish().expect("gzip")
+}
+
+#[test]
+fn a_header_stacking_thousands_of_codings_fails_without_allocating_decoders() {
+    // 12,000 × gzip in a 60 KB header once allocated a decoder each: 900 MB.
+    let n = net();
+    let d = n.client.request(get("http://example.test/stacked"));
+    let header = vec!["gzip"; 12_000].join(",");
+    let wire = format!(
+        "HTTP/1.1 200 OK\r\nContent-Encoding: {header}\r\nContent-Length: 7\r\n\r\nabcdefg"
+    );
+    transport(&n, 0).deliver(wire.as_bytes());
+    let f = failure_result_of(d);
+    let e = f
+        .downcast_ref::<trawl::proto::decode::DecodeError>()
+        .unwrap_or_else(|| panic!("{f}"));
+    assert!(
+        matches!(
+            e,
+            trawl::proto::decode::DecodeError::TooManyCodings { count: 12_000 }
+        ),
+        "{e}"
+    );
+    // Two stacked codings (within the limit) still decode, with trailing junk kept out.
+    let n = net();
+    let d = n.client.request(get("http://example.test/two"));
+    let mut body = gzip(&gzip(b"twice"));
+    body.extend_from_slice(b"junk");
+    let mut wire = format!(
+        "HTTP/1.1 200 OK\r\nContent-Encoding: gzip, gzip\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    wire.extend_from_slice(&body);
+    transport(&n, 0).deliver(&wire);
+    let r = success_result_of(d);
+    assert_eq!(r.body, b"twice");
+}

@@ -98,19 +98,34 @@ fn robots_txt_answers_follow_rfc_9309() {
     );
     assert_eq!(hits(&srv, "/private/x.html"), 1);
 
-    // 5xx: unreachable, everything disallowed (after the retries the 503 earns).
+    // 5xx: unreachable, everything disallowed (after the retries the 503 earns) — and
+    // not silently: one INFO line names the origin and why, the drops are counted.
     let srv = server_with_robots(503, "busy");
-    let (c, _) = crawl(
-        LiveSpider::new(vec![
-            get(&srv.url("/s/000/00001.html")),
-            get(&srv.url("/s/000/00002.html")),
-        ]),
-        &[],
-    );
+    let ((c, _), logs) = util::capture_logs(|| {
+        crawl(
+            LiveSpider::new(vec![
+                get(&srv.url("/s/000/00001.html")),
+                get(&srv.url("/s/000/00002.html")),
+            ]),
+            &[],
+        )
+    });
     assert_eq!(hits(&srv, "/robots.txt"), 3, "first try + RETRY_TIMES (2)");
     assert_eq!(hits(&srv, "/s/000/00001.html"), 0);
     assert_eq!(c.stats.get_int("robotstxt/unreachable"), 1);
+    assert_eq!(c.stats.get_int("robotstxt/unreachable/HTTP 503"), 1);
     assert_eq!(c.stats.get_int("robotstxt/forbidden"), 2);
+    assert_eq!(c.stats.get_int("robotstxt/forbidden/unreachable"), 2);
+    let info: Vec<&String> = logs
+        .iter()
+        .filter(|(l, m)| {
+            *l == log::Level::Info && m.contains("robots.txt") && m.contains("unreachable")
+        })
+        .map(|(_, m)| m)
+        .collect();
+    assert_eq!(info.len(), 2, "the first drop and the summary: {info:?}");
+    assert!(info[0].contains("HTTP 503"), "{info:?}");
+    assert!(info[1].contains("2 request(s) dropped"), "{info:?}");
 
     // A network error: unreachable too.
     let srv = server_with_robots(0, "");

@@ -421,12 +421,16 @@ fn fetch(args: &Args) -> Result<i32, CliError> {
         }
         request.set_method(Method::new(m));
     }
-    request = request
-        .with_dont_filter(true)
-        .with_meta("handle_httpstatus_all", true)
-        .with_errback("fetch_failed");
+    request = request.with_dont_filter(true).with_errback("fetch_failed");
+    // As `scrapy fetch`: every status is printed, except that 3xx are followed unless
+    // --no-redirect (Scrapy: handle_httpstatus_list = SequenceExclude(range(300, 400))).
     if args.flag("no-redirect") {
-        request = request.with_meta("dont_redirect", true);
+        request = request
+            .with_meta("handle_httpstatus_all", true)
+            .with_meta("dont_redirect", true);
+    } else {
+        let all_but_3xx: Vec<u16> = (100..600).filter(|c| !(300..400).contains(c)).collect();
+        request = request.with_meta("handle_httpstatus_list", all_but_3xx);
     }
     logging(args, "CRITICAL")?;
     let mut settings = Settings::new();

@@ -203,6 +203,7 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("METAREFRESH_ENABLED", json!(true)),
         ("METAREFRESH_IGNORE_TAGS", json!(["noscript"])),
         ("METAREFRESH_MAXDELAY", json!(100)),
+        ("REACTOR_THREADPOOL_MAXSIZE", json!(10)),
         ("REDIRECT_ENABLED", json!(true)),
         ("REDIRECT_MAX_TIMES", json!(20)),
         ("REDIRECT_PRIORITY_ADJUST", json!(2)),

@@ -22,6 +22,8 @@ pub struct Answer {
     pub delay: f64,
     pub status: u16,
     pub body: Vec<u8>,
+    /// Fail the download with this message instead (after `delay`).
+    pub fail: Option<String>,
 }
 
 impl Default for Answer {
@@ -30,6 +32,7 @@ impl Default for Answer {
             delay: 0.1,
             status: 200,
             body: b"<html><body>ok</body></html>".to_vec(),
+            fail: None,
         }
     }
 }
@@ -85,6 +88,9 @@ impl DownloadHandler for ScriptedHandler {
         // Like the HTTP handler: the latency is the time to the response.
         req.meta_mut().insert("download_latency", answer.delay);
         defer_later(&self.clock, answer.delay, move || {
+            if let Some(message) = answer.fail {
+                return Err(trawl::defer::Failure::msg(message));
+            }
             let mut h = Headers::new();
             h.append("Content-Type", "text/html");
             Ok(Response::new(req, answer.status, h, answer.body))

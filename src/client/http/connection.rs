@@ -250,6 +250,15 @@ impl Connection {
                 }
                 if req.decode_content
                     && let Some(value) = head.headers.get("content-encoding")
+                    && crate::proto::decode::count_codings(value)
+                        > crate::proto::decode::MAX_CODINGS
+                {
+                    return Some(Outcome::Fail(Failure::new(DecodeError::TooManyCodings {
+                        count: crate::proto::decode::count_codings(value),
+                    })));
+                }
+                if req.decode_content
+                    && let Some(value) = head.headers.get("content-encoding")
                     && let Ok(codings) = Encoding::parse_list(value)
                     && !codings.is_empty()
                 {

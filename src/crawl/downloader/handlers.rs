@@ -63,7 +63,7 @@ impl HttpHandler {
             cache_enabled: s.get_bool("DNSCACHE_ENABLED")?,
             cache_size: s.get_usize("DNSCACHE_SIZE")?,
             timeout: s.get_duration("DNS_TIMEOUT")?,
-            threads: 10,
+            threads: s.get_usize("REACTOR_THREADPOOL_MAXSIZE")?.max(1),
         };
         Ok(Self {
             client: HttpClient::new(reactor, config),

@@ -54,6 +54,8 @@ pub struct RobotsTxtMiddleware {
     crawl_delay: bool,
     retry_interval: f64,
     entries: RefCell<HashMap<String, Entry>>,
+    /// Per unreachable origin: why, and how many requests were dropped because of it.
+    unreachable: RefCell<HashMap<String, (String, u64)>>,
     me: Weak<RobotsTxtMiddleware>,
 }
 
@@ -100,8 +102,18 @@ impl RobotsTxtMiddleware {
             crawl_delay,
             retry_interval,
             entries: RefCell::new(HashMap::new()),
+            unreachable: RefCell::new(HashMap::new()),
             me: me.clone(),
         }))
+        .inspect(|me| {
+            let weak = Rc::downgrade(me);
+            crawler.signals.connect(Signal::SpiderClosed, move |_| {
+                if let Some(me) = weak.upgrade() {
+                    me.log_unreachable_summary();
+                }
+                Ok(())
+            });
+        })
     }
 
     fn inc(&self, key: &str) {
@@ -120,7 +132,28 @@ impl RobotsTxtMiddleware {
             return Ok(RequestOutcome::Continue);
         }
         if robots.is_disallow_all() {
-            log::debug!("Forbidden by robots.txt (unreachable): {request}");
+            // RFC 9309: unreachable means disallowed. Not silent: the first request
+            // dropped per origin is logged at INFO with the reason, and every one is
+            // counted (and summed up per origin when the spider closes).
+            let origin = origin_key(url).unwrap_or_default();
+            let first = {
+                let mut u = self.unreachable.borrow_mut();
+                let entry = u
+                    .entry(origin.clone())
+                    .or_insert_with(|| ("unknown".to_owned(), 0));
+                entry.1 += 1;
+                (entry.1 == 1).then(|| entry.0.clone())
+            };
+            if let Some(reason) = first {
+                log::info!(
+                    "Forbidden by robots.txt: {origin}/robots.txt is unreachable ({reason}); \
+                     its requests are dropped until it is fetched again in {} s (first: {request})",
+                    self.retry_interval
+                );
+            } else {
+                log::debug!("Forbidden by robots.txt (unreachable): {request}");
+            }
+            self.inc("robotstxt/forbidden/unreachable");
         } else {
             log::debug!("Forbidden by robots.txt: {request}");
         }
@@ -128,6 +161,21 @@ impl RobotsTxtMiddleware {
         Err(Failure::new(IgnoreRequest(
             "Forbidden by robots.txt".into(),
         )))
+    }
+
+    /// One INFO line per origin whose unreachable robots.txt dropped requests.
+    fn log_unreachable_summary(&self) {
+        let mut lines: Vec<(String, String, u64)> = self
+            .unreachable
+            .borrow()
+            .iter()
+            .filter(|(_, (_, n))| *n > 0)
+            .map(|(o, (r, n))| (o.clone(), r.clone(), *n))
+            .collect();
+        lines.sort();
+        for (origin, reason, n) in lines {
+            log::info!("robots.txt of {origin} was unreachable ({reason}): {n} request(s) dropped");
+        }
     }
 
     /// Starts the download of `key`'s robots.txt.
@@ -198,7 +246,7 @@ impl RobotsTxtMiddleware {
                     log::warn!(
                         "robots.txt {request} answered {status}: disallowing the origin for now"
                     );
-                    self.unreachable(key);
+                    self.unreachable(key, &format!("HTTP {status}"));
                 } else {
                     // 4xx, or a 3xx the redirect middleware did not follow.
                     self.resolve(key, Rc::new(RobotsTxt::allow_all()), None);
@@ -213,13 +261,19 @@ impl RobotsTxtMiddleware {
                     c.stats
                         .inc_joined("robotstxt/exception_count/", failure_reason(&f));
                 }
-                self.unreachable(key);
+                self.unreachable(key, &failure_reason(&f));
             }
         }
     }
 
-    fn unreachable(&self, key: &str) {
+    fn unreachable(&self, key: &str, reason: &str) {
         self.inc("robotstxt/unreachable");
+        self.inc(&format!("robotstxt/unreachable/{reason}"));
+        self.unreachable
+            .borrow_mut()
+            .entry(key.to_owned())
+            .or_insert_with(|| (String::new(), 0))
+            .0 = reason.to_owned();
         let now = self.crawler.upgrade().map_or(0.0, |c| c.clock().seconds());
         let prev = self.entries.borrow_mut().insert(
             key.to_owned(),
