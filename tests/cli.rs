@@ -415,3 +415,94 @@ fn an_unknown_setting_is_warned_about_once_with_a_suggestion() {
         "known settings pass: {stderr}"
     );
 }
+
+#[test]
+fn a_forced_stop_keeps_the_scraped_items_in_a_valid_feed() {
+    // Items still in the feed's write buffer were lost on the second Ctrl+C (0 bytes).
+    let srv = server(100_000);
+    let out = tmp("forced.json");
+    let mut child = trawl()
+        .args([
+            "crawl",
+            &srv.url("/index.html"),
+            // In flight for 10 s: the graceful close cannot end before the second signal.
+            &srv.url("/delay/10000"),
+            "-O",
+            out.to_str().expect("utf-8 path"),
+            "-s",
+            "DOWNLOAD_DELAY=0.01",
+            "-s",
+            "DOWNLOAD_DELAY_JITTER=0",
+        ])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("trawl starts");
+    let mut stderr = child.stderr.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    assert!(
+        wait_for(|| std::fs::metadata(&out).is_ok(), 30),
+        "the feed was opened"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let before = std::fs::metadata(&out).map_or(0, |m| m.len());
+    sigint(child.id());
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    sigint(child.id());
+    let status = child.wait().expect("exits");
+    let stderr = reader.join().expect("stderr");
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("forced stop"), "{stderr}");
+    let text = std::fs::read_to_string(&out).expect("feed");
+    assert!(
+        text.len() as u64 > before,
+        "buffered items were flushed ({before} bytes before)"
+    );
+    let records: Vec<Value> = serde_json::from_str(&text).expect("a valid JSON array");
+    assert!(records.len() >= 20, "{} records", records.len());
+}
+
+#[test]
+fn running_out_of_file_descriptors_is_backpressure_not_lost_requests() {
+    // `ulimit -n 48` (soft and hard: trawl cannot raise it) with 400 concurrent
+    // requests: sockets fail with EMFILE; the connector waits for descriptors instead
+    // of failing the requests, so the crawl gets every page a normal run gets.
+    let srv = server(300);
+    let run_with = |limit: Option<u32>, out: &std::path::Path| {
+        let cmd = format!(
+            "{} exec '{}' crawl '{}' -O '{}' -s CONCURRENT_REQUESTS=400 -s CONCURRENT_REQUESTS_PER_DOMAIN=400 -s RETRY_ENABLED=False",
+            limit.map_or(String::new(), |n| format!("ulimit -n {n} &&")),
+            env!("CARGO_BIN_EXE_trawl"),
+            srv.url("/index.html"),
+            out.display()
+        );
+        Command::new("sh")
+            .args(["-c", &cmd])
+            .output()
+            .expect("sh runs")
+    };
+    let normal = tmp("fds-normal.jl");
+    let o = run_with(None, &normal);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let limited = tmp("fds-limited.jl");
+    let o = run_with(Some(48), &limited);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    let count = |p: &std::path::Path| std::fs::read_to_string(p).expect("feed").lines().count();
+    assert!(count(&normal) > 300, "{}", count(&normal));
+    assert_eq!(count(&limited), count(&normal), "nothing dropped: {stderr}");
+    assert!(!stderr.contains("Too many open files'"), "{stderr}");
+    assert_eq!(
+        stderr.matches("Out of file descriptors").count(),
+        1,
+        "logged once: {stderr}"
+    );
+    assert!(
+        stderr.contains("'downloader/fd_exhausted_waits': "),
+        "{stderr}"
+    );
+}

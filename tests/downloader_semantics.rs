@@ -166,3 +166,76 @@ fn concurrent_requests_zero_means_no_global_limit() {
     assert_eq!(h.script.started.borrow().len(), 20, "all at once");
     assert!(h.run(30.0));
 }
+
+#[test]
+fn retry_after_delays_the_retry_and_the_whole_slot() {
+    // /1 answers 503 with Retry-After: 7 once; /2 and /3 are on the same host. The
+    // retry waits 7 s, and so do the other requests to a.test (Scrapy would retry at
+    // once and keep hammering the host: scrapy#3849).
+    let urls: Vec<String> = (1..=3).map(|i| format!("http://a.test/{i}")).collect();
+    let h = harness(
+        spider(urls),
+        &[("CONCURRENT_REQUESTS_PER_DOMAIN", json!(1))],
+        |_| {},
+    );
+    h.script.once(
+        "http://a.test/1",
+        Answer {
+            status: 503,
+            headers: vec![("Retry-After".into(), "7".into())],
+            ..Answer::default()
+        },
+    );
+    assert!(h.run(60.0));
+    let started = h.script.started.borrow().clone();
+    let times: Vec<f64> = started.iter().map(|(t, _)| *t).collect();
+    assert_eq!(started.len(), 4, "{started:?}");
+    assert!(times[0] < 0.5, "{started:?}");
+    assert!(
+        times[1..].iter().all(|t| *t >= 7.0),
+        "nothing more to a.test before 7 s: {started:?}"
+    );
+    assert_eq!(h.stat("retry/retry_after_count"), 1);
+    assert_eq!(h.stat("item_scraped_count"), 0);
+    assert_eq!(h.stat("response_received_count"), 3);
+}
+
+#[test]
+fn retry_after_is_capped_by_retry_after_max_and_understands_http_dates() {
+    let h = harness(
+        spider(vec!["http://a.test/1".into()]),
+        &[("RETRY_AFTER_MAX", json!(10))],
+        |_| {},
+    );
+    h.script.once(
+        "http://a.test/1",
+        Answer {
+            status: 429,
+            headers: vec![("Retry-After".into(), "3600".into())],
+            ..Answer::default()
+        },
+    );
+    assert!(h.run(60.0));
+    let started = h.script.started.borrow().clone();
+    assert_eq!(started.len(), 2);
+    assert!(
+        (10.0..11.0).contains(&started[1].0),
+        "capped at 10 s: {started:?}"
+    );
+    // An HTTP date: the manual clock's wall time starts at the epoch.
+    let h = harness(spider(vec!["http://a.test/1".into()]), &[], |_| {});
+    h.script.once(
+        "http://a.test/1",
+        Answer {
+            status: 503,
+            headers: vec![("Retry-After".into(), "Thu, 01 Jan 1970 00:00:05 GMT".into())],
+            ..Answer::default()
+        },
+    );
+    assert!(h.run(60.0));
+    let started = h.script.started.borrow().clone();
+    assert!(
+        (4.9..6.0).contains(&started[1].0),
+        "until the date: {started:?}"
+    );
+}

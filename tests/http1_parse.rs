@@ -399,3 +399,20 @@ fn limits() {
     long.extend(std::iter::repeat_n(b'x', 10_000));
     assert_eq!(parse_err(&long), HttpError::LineTooLong { limit: 8192 });
 }
+
+#[test]
+fn a_status_outside_100_to_999_is_an_error_not_an_empty_response() {
+    // `000` used to be read as an informational status and its body dropped.
+    for line in [&b"HTTP/1.1 000 OK\r\n"[..], b"HTTP/1.1 099 X\r\n"] {
+        let mut wire = line.to_vec();
+        wire.extend_from_slice(b"Content-Length: 5\r\n\r\nhello");
+        let e = parse_pieces(&[&wire], false, true).expect_err("refused");
+        assert!(e.to_string().contains("invalid status code"), "{e}");
+    }
+    let ok = parse_pieces(
+        &[b"HTTP/1.1 599 Custom\r\nContent-Length: 2\r\n\r\nok"],
+        false,
+        true,
+    );
+    assert!(ok.is_ok());
+}

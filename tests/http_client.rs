@@ -117,7 +117,16 @@ fn timeout_fails_and_closes_the_connection() {
     let mut r = req(&srv.url("/delay/3000"));
     r.timeout = 0.2;
     let f = net.fetch(r).unwrap_err();
-    assert_eq!(f.trap::<TimeoutError>().unwrap().seconds, 0.2);
+    assert_eq!(f.find::<TimeoutError>().unwrap().seconds, 0.2);
+    let timeout = f
+        .downcast_ref::<trawl::client::http::DownloadTimeout>()
+        .expect("named");
+    assert!(f.to_string().starts_with("Getting http://"), "{f}");
+    assert!(
+        f.to_string().contains("took longer than 0.2 seconds"),
+        "{f}"
+    );
+    assert_eq!(timeout.seconds, 0.2);
     assert_eq!(net.client.idle_connections(), 0);
     // the client still works afterwards
     assert_eq!(net.get(&srv.url("/index.html")).unwrap().status, 200);

@@ -114,6 +114,17 @@ thread_local! {
 
 static PROGRESS_ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// Start-up notes from the binary (the open-files limit), logged once logging is set up.
+static STARTUP_NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Records a line for the log of the command about to run (the binary's start-up).
+pub fn startup_note(note: String) {
+    STARTUP_NOTES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(note);
+}
+
 /// Installs the Scrapy-style logger at `level`, to `logfile` or stderr.
 ///
 /// # Errors
@@ -165,6 +176,14 @@ pub fn init_logging(level: &str, logfile: Option<&str>) -> Result<(), CliError> 
         crate::crawl::logging::set_managed(true);
     }
     log::set_max_level(filter);
+    let notes = std::mem::take(
+        &mut *STARTUP_NOTES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    for note in notes {
+        log::info!("{note}");
+    }
     Ok(())
 }
 
@@ -285,6 +304,8 @@ pub fn run_crawl(
 thread_local! {
     /// What the first Ctrl+C does, on the reactor thread.
     static SHUTDOWN: RefCell<Option<Box<dyn Fn()>>> = RefCell::new(None);
+    /// What the second Ctrl+C does before exiting: flush the feeds.
+    static FORCED: RefCell<Option<Box<dyn Fn()>>> = RefCell::new(None);
 }
 
 fn install_signals(reactor: &Reactor, crawler: &Rc<Crawler>) {
@@ -294,6 +315,19 @@ fn install_signals(reactor: &Reactor, crawler: &Rc<Crawler>) {
             if let Some(engine) = weak.upgrade().and_then(|c| c.engine()) {
                 log::info!("Received SIGINT, shutting down gracefully. Send again to force");
                 let _ = engine.close_spider("shutdown");
+            }
+        }));
+    });
+    let weak = Rc::downgrade(crawler);
+    FORCED.with(|s| {
+        *s.borrow_mut() = Some(Box::new(move || {
+            // In-flight requests are abandoned; what was scraped is kept.
+            if let Some(feeds) = weak
+                .upgrade()
+                .and_then(|c| c.extension("trawl.FeedExporter"))
+                .and_then(|e| e.downcast::<crate::crawl::extensions::FeedExporter>().ok())
+            {
+                feeds.force_close();
             }
         }));
     });
@@ -329,8 +363,24 @@ fn spawn_signal_thread(reactor: &Reactor) {
                             }
                         });
                     });
-                } else {
+                } else if count == 2 {
+                    // The reactor thread flushes the feeds and exits; if it is stuck, the
+                    // process exits after a grace period anyway (or at a third signal).
                     eprintln!("trawl: forced stop");
+                    caller.call_from_thread(|_| {
+                        FORCED.with(|s| {
+                            if let Some(f) = s.borrow().as_ref() {
+                                f();
+                            }
+                        });
+                        std::process::exit(130);
+                    });
+                    let grace = std::time::Duration::from_secs(3);
+                    std::thread::spawn(move || {
+                        std::thread::sleep(grace);
+                        std::process::exit(130);
+                    });
+                } else {
                     std::process::exit(130);
                 }
             }

@@ -209,11 +209,13 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("REDIRECT_PRIORITY_ADJUST", json!(2)),
         ("REFERER_ENABLED", json!(true)),
         ("REFERRER_POLICY", json!("scrapy-default")),
+        ("RETRY_AFTER_MAX", json!(120)),
         ("RETRY_ENABLED", json!(true)),
         (
             "RETRY_EXCEPTIONS",
             json!([
                 "TimeoutError",
+                "DownloadTimeout",
                 "DnsLookupError",
                 "ConnectError",
                 "ConnectionDone",

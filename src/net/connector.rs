@@ -260,6 +260,9 @@ impl Connector {
                         a.finish(Ok(transport as Rc<dyn Transport>));
                     }
                 }
+                // Out of descriptors: no other address will do better; the caller
+                // (the HTTP client's pool) decides how to wait.
+                Err(f) if f.check::<super::tcp::DescriptorsExhausted>() => a.finish(Err(f)),
                 Err(f) if index + 1 < addrs.len() && !a.done.get() => {
                     log::debug!("connect to {addr} failed ({f}); trying the next address");
                     self.connect_any(a, endpoint, addrs, index + 1);

@@ -48,6 +48,30 @@ impl fmt::Display for ConnectError {
 
 impl std::error::Error for ConnectError {}
 
+/// No socket could be created: the process (EMFILE) or the system (ENFILE) is out of
+/// file descriptors. Not the peer's fault: the connector waits and tries again.
+#[derive(Debug, Clone)]
+pub struct DescriptorsExhausted {
+    /// The address that was to be tried.
+    pub addr: SocketAddr,
+    /// What the operating system said.
+    pub reason: String,
+}
+
+impl fmt::Display for DescriptorsExhausted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "no socket for {}: {}", self.addr, self.reason)
+    }
+}
+
+impl std::error::Error for DescriptorsExhausted {}
+
+/// Whether an I/O error means "out of file descriptors" (EMFILE 24, ENFILE 23 on Linux
+/// and the BSDs).
+pub fn is_descriptor_exhaustion(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(23 | 24))
+}
+
 /// A TLS protocol error on an established connection (bad certificate, say).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TlsError(pub String);
@@ -658,6 +682,12 @@ pub fn connect_tcp(
     };
     let stream = match TcpStream::connect(addr) {
         Ok(s) => s,
+        Err(e) if is_descriptor_exhaustion(&e) => {
+            return crate::defer::fail(DescriptorsExhausted {
+                addr,
+                reason: e.to_string(),
+            });
+        }
         Err(e) => {
             return crate::defer::fail(ConnectError {
                 addr,

@@ -24,6 +24,8 @@ pub struct Answer {
     pub body: Vec<u8>,
     /// Fail the download with this message instead (after `delay`).
     pub fail: Option<String>,
+    /// Extra response headers.
+    pub headers: Vec<(String, String)>,
 }
 
 impl Default for Answer {
@@ -33,6 +35,7 @@ impl Default for Answer {
             status: 200,
             body: b"<html><body>ok</body></html>".to_vec(),
             fail: None,
+            headers: Vec::new(),
         }
     }
 }
@@ -45,11 +48,22 @@ pub struct Script {
     pub started: RefCell<Vec<(f64, String)>>,
     /// What the handler's "DNS cache" holds (for `CONCURRENT_REQUESTS_PER_IP`).
     pub ips: RefCell<HashMap<String, std::net::IpAddr>>,
+    /// Answers given once each, in order, before `answers`.
+    pub once: RefCell<HashMap<String, std::collections::VecDeque<Answer>>>,
 }
 
 impl Script {
     pub fn set(&self, url: &str, answer: Answer) {
         self.answers.borrow_mut().insert(url.to_owned(), answer);
+    }
+
+    /// Answers `url` once with `answer` (queued before the standing answer).
+    pub fn once(&self, url: &str, answer: Answer) {
+        self.once
+            .borrow_mut()
+            .entry(url.to_owned())
+            .or_default()
+            .push_back(answer);
     }
 
     pub fn started_urls(&self) -> Vec<String> {
@@ -77,13 +91,20 @@ impl DownloadHandler for ScriptedHandler {
             .started
             .borrow_mut()
             .push((self.clock.seconds(), url.clone()));
-        let answer = self
+        let queued = self
             .script
-            .answers
-            .borrow()
-            .get(&url)
-            .cloned()
-            .unwrap_or_else(|| self.script.default.borrow().clone());
+            .once
+            .borrow_mut()
+            .get_mut(&url)
+            .and_then(std::collections::VecDeque::pop_front);
+        let answer = queued.unwrap_or_else(|| {
+            self.script
+                .answers
+                .borrow()
+                .get(&url)
+                .cloned()
+                .unwrap_or_else(|| self.script.default.borrow().clone())
+        });
         let mut req = request.clone();
         // Like the HTTP handler: the latency is the time to the response.
         req.meta_mut().insert("download_latency", answer.delay);
@@ -93,6 +114,9 @@ impl DownloadHandler for ScriptedHandler {
             }
             let mut h = Headers::new();
             h.append("Content-Type", "text/html");
+            for (name, value) in &answer.headers {
+                h.append(name, value.as_str());
+            }
             Ok(Response::new(req, answer.status, h, answer.body))
         })
     }

@@ -36,7 +36,7 @@ use std::rc::{Rc, Weak};
 
 use url::Url;
 
-use crate::defer::{CancelledError, Deferred, Failure, TimeoutError};
+use crate::defer::{CancelledError, Deferred, Failure};
 use crate::net::dns::Resolver;
 use crate::net::{Connector, ConnectorConfig, Endpoint, ProxyEndpoint, TlsOptions, Transport};
 use crate::reactor::{DelayedCall, ReactorHandle};
@@ -44,8 +44,8 @@ use connection::Connection;
 
 pub use crate::net::TunnelError;
 pub use types::{
-    ClientCounters, DownloadObserver, HttpClientConfig, HttpRequest, HttpResponse, InvalidRequest,
-    Observed, Observer, ResponseTooLarge,
+    ClientCounters, DownloadObserver, DownloadTimeout, HttpClientConfig, HttpRequest, HttpResponse,
+    InvalidRequest, Observed, Observer, ResponseTooLarge,
 };
 
 /// Opens a transport to an endpoint (the [`Connector`] by default).
@@ -66,6 +66,8 @@ struct Inner {
     connect: ConnectFn,
     idle: RefCell<HashMap<PoolKey, Vec<Rc<Connection>>>>,
     counters: Cell<ClientCounters>,
+    /// The out-of-descriptors warning was logged.
+    fd_warned: Cell<bool>,
     me: Weak<Inner>,
 }
 
@@ -117,13 +119,14 @@ impl HttpClient {
                 connect,
                 idle: RefCell::new(HashMap::new()),
                 counters: Cell::new(ClientCounters::default()),
+                fd_warned: Cell::new(false),
                 me: me.clone(),
             }),
         }
     }
 
     /// Starts a download; the Deferred fires with the response or fails with
-    /// [`TimeoutError`], [`ResponseTooLarge`], [`HttpError`], [`DecodeError`],
+    /// [`DownloadTimeout`], [`ResponseTooLarge`], [`HttpError`], [`DecodeError`],
     /// [`crate::net::tcp::ConnectError`], [`crate::net::dns::DnsLookupError`],
     /// [`crate::net::tcp::TlsError`], [`ConnectionLost`] or [`InvalidRequest`].
     /// Cancelling it aborts the download and closes its connection.
@@ -150,6 +153,7 @@ impl HttpClient {
             conn: RefCell::new(None),
             connecting: RefCell::new(None),
             retried: Cell::new(false),
+            fd_waits: Cell::new(0),
         });
         *ctx_cell.borrow_mut() = Rc::downgrade(&ctx);
         let timeout = ctx.req.timeout;
@@ -157,7 +161,7 @@ impl HttpClient {
             let weak = Rc::downgrade(&ctx);
             let call = inner.reactor.call_later(timeout, move || {
                 if let Some(ctx) = weak.upgrade() {
-                    ctx.fail(Failure::new(TimeoutError { seconds: timeout }));
+                    ctx.fail(Failure::new(DownloadTimeout::new(ctx.url(), timeout)));
                 }
             });
             *ctx.timer.borrow_mut() = Some(call);
@@ -188,6 +192,11 @@ impl HttpClient {
     /// Counters since creation.
     pub fn counters(&self) -> ClientCounters {
         self.inner.counters.get()
+    }
+
+    /// Connection attempts that waited for a file descriptor (EMFILE/ENFILE).
+    pub fn fd_exhausted_waits(&self) -> u64 {
+        self.inner.counters.get().fd_exhausted_waits
     }
 
     /// The DNS resolver this client uses.
@@ -324,10 +333,49 @@ impl Inner {
                         conn.send(c, false);
                     }
                 }
+                Err(f) if f.check::<crate::net::tcp::DescriptorsExhausted>() && !c.done.get() => {
+                    me.wait_for_descriptor(c, &f);
+                }
                 Err(f) => c.fail(f),
             }
             Ok(())
         });
+    }
+
+    /// Out of file descriptors: backpressure, not a failure. Idle pooled connections
+    /// hold descriptors nobody uses, so they are closed; the request goes back to the
+    /// pool after a short, growing pause (a connection of its own host may have come
+    /// back meanwhile). Its download timeout still runs.
+    fn wait_for_descriptor(&self, ctx: Rc<Ctx>, failure: &Failure) {
+        self.count(|k| k.fd_exhausted_waits += 1);
+        if !self.fd_warned.replace(true) {
+            log::warn!(
+                "Out of file descriptors ({failure}): requests wait for one to free \
+                 (raise `ulimit -n` or lower CONCURRENT_REQUESTS)"
+            );
+        }
+        let idle: Vec<Rc<Connection>> = self
+            .idle
+            .borrow_mut()
+            .drain()
+            .flat_map(|(_, v)| v)
+            .collect();
+        for conn in idle {
+            conn.close();
+        }
+        let n = ctx.fd_waits.get();
+        ctx.fd_waits.set(n.saturating_add(1));
+        let delay = (0.01 * f64::from(1u32 << n.min(7))).min(1.0);
+        let me = self.me.clone();
+        let c = ctx.clone();
+        let call = self.reactor.clock().call_later(delay, move || {
+            if let Some(me) = me.upgrade()
+                && !c.done.get()
+            {
+                me.dispatch(c, true);
+            }
+        });
+        *ctx.connecting.borrow_mut() = Some(Box::new(call));
     }
 
     fn put_idle(&self, conn: Rc<Connection>) {
@@ -399,6 +447,8 @@ struct Ctx {
     conn: RefCell<Option<Rc<Connection>>>,
     connecting: RefCell<Option<Box<dyn Cancel>>>,
     retried: Cell<bool>,
+    /// Times this request waited for a file descriptor.
+    fd_waits: Cell<u32>,
 }
 
 trait Cancel {
@@ -408,6 +458,12 @@ trait Cancel {
 impl<T: 'static> Cancel for Deferred<T> {
     fn cancel(&self) {
         Deferred::cancel(self);
+    }
+}
+
+impl Cancel for DelayedCall {
+    fn cancel(&self) {
+        let _ = DelayedCall::cancel(self);
     }
 }
 

@@ -210,6 +210,44 @@ impl fmt::Debug for HttpClientConfig {
     }
 }
 
+/// A download did not finish within its timeout (Scrapy: "Getting <url> took longer
+/// than <n> seconds."). Its source is the [`TimeoutError`](crate::defer::TimeoutError).
+#[derive(Debug, Clone)]
+pub struct DownloadTimeout {
+    /// The URL requested.
+    pub url: String,
+    /// The timeout, in seconds (`DOWNLOAD_TIMEOUT` or meta `download_timeout`).
+    pub seconds: f64,
+    source: crate::defer::TimeoutError,
+}
+
+impl DownloadTimeout {
+    /// A timeout of `seconds` for `url`.
+    pub fn new(url: impl Into<String>, seconds: f64) -> Self {
+        Self {
+            url: url.into(),
+            seconds,
+            source: crate::defer::TimeoutError { seconds },
+        }
+    }
+}
+
+impl std::fmt::Display for DownloadTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Getting {} took longer than {} seconds (DOWNLOAD_TIMEOUT / meta download_timeout)",
+            self.url, self.seconds
+        )
+    }
+}
+
+impl std::error::Error for DownloadTimeout {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
 /// Counters for tests, benchmarks and stats.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ClientCounters {
@@ -221,4 +259,6 @@ pub struct ClientCounters {
     pub reused: u64,
     /// Transparent retries after a dead pooled connection.
     pub retries: u64,
+    /// Connection attempts that found no file descriptor (EMFILE/ENFILE) and waited.
+    pub fd_exhausted_waits: u64,
 }

@@ -170,6 +170,15 @@ impl DownloadHandler for HttpHandler {
 
     fn close(&self) {
         self.client.close_idle();
+        let waits = self.client.fd_exhausted_waits();
+        if waits > 0
+            && let Some(c) = self.crawler.upgrade()
+        {
+            c.stats.set_value(
+                "downloader/fd_exhausted_waits",
+                i64::try_from(waits).unwrap_or(i64::MAX).into(),
+            );
+        }
     }
 
     fn cached_ip(&self, host: &str) -> Option<std::net::IpAddr> {

@@ -112,6 +112,8 @@ pub struct Slot {
     transferring: Cell<usize>,
     queue: RefCell<VecDeque<(Request, Deferred<Response>)>>,
     lastseen: Cell<f64>,
+    /// No transfer starts before this time (crawler clock seconds): a `Retry-After`.
+    resume_at: Cell<f64>,
     latercall: RefCell<Option<DelayedCall>>,
 }
 
@@ -126,6 +128,7 @@ impl Slot {
             transferring: Cell::new(0),
             queue: RefCell::new(VecDeque::new()),
             lastseen: Cell::new(f64::NEG_INFINITY),
+            resume_at: Cell::new(f64::NEG_INFINITY),
             latercall: RefCell::new(None),
         }
     }
@@ -175,6 +178,8 @@ pub struct Downloader {
     active: Cell<usize>,
     /// `CONCURRENT_REQUESTS`; 0 means no limit (Scrapy).
     total_concurrency: usize,
+    /// `RETRY_AFTER_MAX`: the longest `Retry-After` a slot honours (0: ignored).
+    retry_after_max: f64,
     domain_concurrency: usize,
     delay: Cell<f64>,
     min_delays: RefCell<HashMap<String, f64>>,
@@ -239,6 +244,7 @@ impl Downloader {
             s.get_usize("CONCURRENT_REQUESTS_PER_DOMAIN")?.max(1)
         };
         let delay = s.get_duration("DOWNLOAD_DELAY")?;
+        let retry_after_max = s.get_duration("RETRY_AFTER_MAX")?;
         let jitter = default_jitter(s)?;
         let slot_overrides = s.get_dict("DOWNLOAD_SLOTS")?;
         let d = Rc::new_cyclic(|me| Self {
@@ -248,6 +254,7 @@ impl Downloader {
             slots: RefCell::new(HashMap::new()),
             active: Cell::new(0),
             total_concurrency,
+            retry_after_max,
             domain_concurrency,
             delay: Cell::new(delay),
             min_delays: RefCell::new(HashMap::new()),
@@ -326,6 +333,27 @@ impl Downloader {
     /// The delay new slots start with.
     pub fn default_delay(&self) -> f64 {
         self.delay.get()
+    }
+
+    /// Starts no transfer in slot `key` for `secs` seconds (a `Retry-After`: the whole
+    /// host waits, not only the retried request).
+    pub fn pause_slot(&self, key: &str, secs: f64) {
+        if !(secs.is_finite() && secs > 0.0) {
+            return;
+        }
+        let until = self.now() + secs;
+        let slot = self.slots.borrow().get(key).cloned();
+        if let Some(slot) = slot
+            && until > slot.resume_at.get()
+        {
+            slot.resume_at.set(until);
+            // A timer armed for an earlier start is replaced by one at the new time.
+            let call = slot.latercall.borrow_mut().take();
+            if let Some(call) = call {
+                let _ = call.cancel();
+            }
+            self.process_queue(&slot);
+        }
     }
 
     /// Sets a minimum delay for slot `key`, now and for the slot's future incarnations
@@ -470,8 +498,9 @@ impl Downloader {
         }
         let now = self.now();
         let delay = self.slot_delay(slot);
-        if delay > 0.0 {
-            let penalty = delay - now + slot.lastseen.get();
+        let paused_for = slot.resume_at.get() - now;
+        if paused_for > 0.0 || delay > 0.0 {
+            let penalty = (delay - now + slot.lastseen.get()).max(paused_for);
             // Compare at the clock's resolution: a float remainder that rounds to 0 ns
             // would reschedule "now" forever.
             if crate::reactor::secs_to_nanos(penalty) > 0 {
@@ -533,6 +562,17 @@ impl Downloader {
                             request: resp.request(),
                         },
                     );
+                }
+                // A 429/503 with Retry-After holds the whole slot, before it starts
+                // its next request (the retry itself is delayed by the retry middleware).
+                if let (Ok(resp), Some(c)) = (&r, dl.crawler())
+                    && let Some(wait) =
+                        retry_after_seconds(resp, c.clock().wall_seconds(), dl.retry_after_max)
+                {
+                    let until = dl.now() + wait;
+                    if until > s.resume_at.get() {
+                        s.resume_at.set(until);
+                    }
                 }
                 dl.process_queue(&s);
             }
@@ -620,4 +660,21 @@ fn slot_jitter(slot: &serde_json::Map<String, Value>, default: f64) -> f64 {
         }
         None => default,
     }
+}
+
+/// The wait a `429` or `503` asks for with `Retry-After` (delay-seconds, or an HTTP date
+/// against `now_wall`), capped at `max` seconds; `None` without a usable header or when
+/// `max` is 0. Scrapy ignores the header (scrapy#3849).
+pub fn retry_after_seconds(response: &Response, now_wall: f64, max: f64) -> Option<f64> {
+    if max <= 0.0 || !matches!(response.status(), 429 | 503) {
+        return None;
+    }
+    let value = response.headers().get_str("retry-after")?.trim();
+    let secs = if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        value.parse::<f64>().ok()?
+    } else {
+        let at = crate::proto::date::parse_http_date(value)?;
+        (at as f64 - now_wall).max(0.0)
+    };
+    Some(secs.min(max))
 }

@@ -440,6 +440,19 @@ impl FeedExporter {
         Ok(me)
     }
 
+    /// A forced stop (the second Ctrl+C): flushes every feed and closes it (a JSON feed
+    /// gets its closing bracket), so nothing already scraped is lost. Items held for a
+    /// JOBDIR commit stay out: the resume fetches them again.
+    pub fn force_close(&self) {
+        for feed in &self.feeds {
+            let mut f = feed.borrow_mut();
+            match f.close() {
+                Ok(()) => log::info!("Forced stop: {} items stored in {}", f.count, f.path),
+                Err(e) => log::error!("Forced stop: error closing feed {}: {e}", f.path),
+            }
+        }
+    }
+
     /// Items written to each feed.
     pub fn counts(&self) -> Vec<(String, u64)> {
         self.feeds

@@ -297,10 +297,27 @@ impl MetaRefreshMiddleware {
     }
 }
 
-/// w3lib's `get_meta_refresh`: the first `<meta http-equiv="refresh">` outside
-/// `ignore_tags` whose content has a URL, as (delay, absolute URL).
+/// How much of a page Scrapy looks at for a meta refresh (`response.text[0:4096]`).
+pub const META_REFRESH_SCAN: usize = 4096;
+
+/// Scrapy's `get_meta_refresh`: the first `<meta http-equiv="refresh">` outside
+/// `ignore_tags` whose content has a URL, as (delay, absolute URL), found in the first
+/// 4,096 characters of the page only — a 50 MB page is never parsed whole for it.
 pub fn get_meta_refresh(response: &Response, ignore_tags: &[String]) -> Option<(f64, Url)> {
-    let doc = response.document();
+    let text = response.text();
+    let end = text
+        .char_indices()
+        .nth(META_REFRESH_SCAN)
+        .map_or(text.len(), |(i, _)| i);
+    let head = &text[..end];
+    if !head
+        .as_bytes()
+        .windows(7)
+        .any(|w| w.eq_ignore_ascii_case(b"refresh"))
+    {
+        return None;
+    }
+    let doc = crate::html::Document::parse(head);
     for el in doc.elements() {
         if !el.name().eq_ignore_ascii_case("meta") {
             continue;
@@ -447,6 +464,36 @@ mod tests {
         assert!(!s.headers().contains("Proxy-Authorization"));
         let same = build_redirect_request(&r, Url::parse("http://a.test/2").expect("u"), false);
         assert!(same.meta().get("proxy").is_some());
+    }
+
+    #[test]
+    fn meta_refresh_is_looked_for_in_the_first_4096_characters_only() {
+        let resp = |html: &str| {
+            Response::new(
+                req("http://a.test/dir/page"),
+                200,
+                Headers::new(),
+                html.as_bytes().to_vec(),
+            )
+        };
+        let early = format!(
+            "<html><head><meta http-equiv=\"refresh\" content=\"0; url=/a\"></head><body>{}",
+            "x".repeat(10_000_000)
+        );
+        assert!(get_meta_refresh(&resp(&early), &[]).is_some());
+        let late = format!(
+            "<html><body>{}<meta http-equiv=\"refresh\" content=\"0; url=/b\">",
+            "x".repeat(5_000)
+        );
+        let late = resp(&late);
+        assert!(
+            get_meta_refresh(&late, &[]).is_none(),
+            "as Scrapy: past 4,096"
+        );
+        assert!(
+            late.document_if_parsed().is_none(),
+            "the page's DOM is not built"
+        );
     }
 
     #[test]

@@ -27,6 +27,7 @@ use crate::proto::http1::status_message;
 /// Scrapy's `TunnelError`.
 pub const DEFAULT_RETRY_EXCEPTIONS: &[&str] = &[
     "TimeoutError",
+    "DownloadTimeout",
     "DnsLookupError",
     "ConnectError",
     "ConnectionDone",
@@ -105,6 +106,8 @@ pub struct RetryMiddleware {
     crawler: Weak<CrawlContext>,
     codes: Vec<u16>,
     exceptions: Vec<String>,
+    /// `RETRY_AFTER_MAX`: the longest `Retry-After` honoured (0: the header is ignored).
+    retry_after_max: f64,
 }
 
 impl RetryMiddleware {
@@ -135,6 +138,7 @@ impl RetryMiddleware {
             crawler: Rc::downgrade(crawler),
             codes,
             exceptions,
+            retry_after_max: s.get_duration("RETRY_AFTER_MAX")?,
         })
     }
 
@@ -160,7 +164,23 @@ impl DownloaderMiddleware for RetryMiddleware {
             return Ok(ResponseOutcome::Response(response));
         }
         match self.retry(request, &status_message(response.status())) {
-            Some(r) => Ok(ResponseOutcome::Request(r)),
+            Some(mut r) => {
+                // Retry-After (Scrapy ignores it: scrapy#3849): the retry waits that
+                // long, and so does every request to the same download slot.
+                if let Some(c) = self.crawler.upgrade()
+                    && let Some(wait) = crate::crawl::downloader::retry_after_seconds(
+                        &response,
+                        c.clock().wall_seconds(),
+                        self.retry_after_max,
+                    )
+                {
+                    r.meta_mut().remove(crate::crawl::scheduler::NOT_BEFORE);
+                    r = r.with_delay(wait);
+                    c.stats.inc("retry/retry_after_count");
+                    log::debug!("Retry-After {wait} s from {request}: the retry waits");
+                }
+                Ok(ResponseOutcome::Request(r))
+            }
             None => Ok(ResponseOutcome::Response(response)),
         }
     }

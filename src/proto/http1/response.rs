@@ -255,6 +255,13 @@ impl ResponseParser {
         let (Some(version), Some(status)) = (response.version, response.code) else {
             return Err(self.fail(HttpError::InvalidHead("missing version or status".into())));
         };
+        // A status outside 100-999 is not HTTP (`000` from broken servers): refused with
+        // a clear error rather than read as a body-less informational response.
+        if !(100..1000).contains(&status) {
+            return Err(self.fail(HttpError::InvalidHead(format!(
+                "invalid status code {status:03}"
+            ))));
+        }
         if (100..200).contains(&status) && status != 101 {
             // Interim response (100 Continue, 103 Early Hints): skip it.
             return Ok((consumed, None));
