@@ -149,6 +149,9 @@ struct Shared {
     thread_calls: RefCell<thread::PendingCalls>,
     stopping: Cell<bool>,
     iterations: Cell<u64>,
+    /// The longest stretch of work between two polls (nanoseconds): how long the
+    /// reactor was deaf to I/O at worst.
+    max_stall: Cell<u64>,
 }
 
 /// A cheap, cloneable handle to a reactor: schedule timers, register I/O sources, stop
@@ -162,6 +165,12 @@ impl ReactorHandle {
     /// The reactor's clock.
     pub fn clock(&self) -> &Clock {
         &self.shared.clock
+    }
+
+    /// The longest time the loop spent working between two polls so far: how long, at
+    /// worst, every connection waited for the reactor (`reactor/max_stall_ms`).
+    pub fn max_stall(&self) -> Duration {
+        Duration::from_nanos(self.shared.max_stall.get())
     }
 
     /// Now, in seconds since the reactor started.
@@ -349,6 +358,7 @@ impl Reactor {
             thread_calls: RefCell::new(thread::PendingCalls::default()),
             stopping: Cell::new(false),
             iterations: Cell::new(0),
+            max_stall: Cell::new(0),
         };
         Ok(Self {
             poll,
@@ -445,6 +455,7 @@ impl Reactor {
     ) -> io::Result<()> {
         let shared = self.handle.shared.clone();
         shared.iterations.set(shared.iterations.get() + 1);
+        let work_started = std::time::Instant::now();
 
         let clock = &shared.clock;
         if !clock.is_manual() {
@@ -464,7 +475,10 @@ impl Reactor {
             timeout = Some(timeout.map_or(cap, |t| t.min(cap)));
         }
 
-        match self.poll.poll(&mut self.events, timeout) {
+        let before_poll = std::time::Instant::now();
+        let result = self.poll.poll(&mut self.events, timeout);
+        let after_poll = std::time::Instant::now();
+        match result {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
             Err(e) => return Err(e),
@@ -487,6 +501,11 @@ impl Reactor {
         }
         if shared.threads.has_queued() {
             self.run_thread_calls();
+        }
+        let busy = (before_poll - work_started) + after_poll.elapsed();
+        let busy = u64::try_from(busy.as_nanos()).unwrap_or(u64::MAX);
+        if busy > shared.max_stall.get() {
+            shared.max_stall.set(busy);
         }
         Ok(())
     }

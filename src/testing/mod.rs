@@ -8,6 +8,7 @@
 //! assertions, meant for tests.
 
 pub mod fixture;
+pub mod hostile;
 pub mod redis_server;
 mod routes;
 pub mod site;

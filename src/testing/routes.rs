@@ -260,6 +260,8 @@ impl Shared {
                 Reply::Raw(raw)
             }
             "reset" => Reply::Reset,
+            "hostile" => super::hostile::reply(second)
+                .unwrap_or_else(|| html(404, "<h1>No such hostile route</h1>".into())),
             "close" => Reply::Full {
                 status: 200,
                 headers: vec![("Content-Type".into(), "text/plain".into())],

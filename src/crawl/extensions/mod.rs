@@ -155,6 +155,12 @@ impl CoreStats {
                     ((elapsed * 1e6).round() / 1e6).into(),
                 );
                 c.stats.set_value("finish_reason", (*reason).into());
+                if let Some(r) = c.reactor() {
+                    // The worst stall of the reactor loop (work between two polls).
+                    let ms = r.max_stall().as_secs_f64() * 1000.0;
+                    c.stats
+                        .set_value("reactor/max_stall_ms", ((ms * 10.0).round() / 10.0).into());
+                }
             }
             Ok(())
         });
