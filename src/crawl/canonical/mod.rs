@@ -22,6 +22,7 @@
 mod idna;
 mod ip;
 mod quote;
+mod safe;
 mod split;
 
 use std::borrow::Cow;
@@ -31,6 +32,8 @@ use idna::*;
 use ip::*;
 use quote::*;
 use split::*;
+
+pub use safe::safe_url_string;
 
 /// The error `w3lib.url.canonicalize_url` raises for a URL (always a
 /// `ValueError` or a subclass in Python).
