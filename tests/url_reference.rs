@@ -34,3 +34,88 @@ fn safe_url_string_matches_w3lib_on_the_recorded_inputs() {
         wrong.join("\n")
     );
 }
+
+/// Scrapy's `Request(url)` check after `safe_url_string`.
+fn missing_scheme(url: &str) -> bool {
+    !url.contains("://") && !url.starts_with("about:") && !url.starts_with("data:")
+}
+
+fn encoding_of(python_name: &str) -> &'static encoding_rs::Encoding {
+    match python_name {
+        "cp932" => encoding_rs::SHIFT_JIS,
+        other => encoding_rs::Encoding::for_label(other.as_bytes())
+            .unwrap_or_else(|| panic!("no encoding for {other}")),
+    }
+}
+
+#[test]
+fn urljoin_and_follow_match_scrapy_on_the_recorded_hrefs() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/urls/follow.json");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let data: Value = serde_json::from_str(&text).expect("follow.json");
+    let bases: Vec<&Value> = data["bases"].as_array().expect("bases").iter().collect();
+    let cases = data["cases"].as_array().expect("cases");
+    assert!(cases.len() > 1000);
+    let mut wrong = Vec::new();
+    for case in cases {
+        let base = bases
+            .iter()
+            .find(|b| b["name"] == case["base"])
+            .expect("the case's base page");
+        let enc = encoding_of(base["encoding"].as_str().unwrap());
+        let page_url = trawl::crawl::safe_url_string(base["url"].as_str().unwrap()).unwrap();
+        // w3lib's get_base_url: a <base href> (absolute here) joined to the page URL.
+        let body = base["body"].as_str().unwrap();
+        let base_url = match body.split_once("<base href=\"") {
+            Some((_, rest)) => {
+                let href = rest.split('"').next().unwrap();
+                let href = trawl::crawl::safe_url_string_encoded(href, enc).unwrap();
+                trawl::crawl::urljoin(&page_url, &href).unwrap()
+            }
+            None => page_url,
+        };
+        let href = case["href"].as_str().unwrap();
+        let joined = trawl::crawl::urljoin(&base_url, href).map_err(|e| e.reason);
+        let want_join = match &case["urljoin"] {
+            Value::String(s) => Ok(s.clone()),
+            other => Err(other["error"].as_str().unwrap_or_default().to_owned()),
+        };
+        let same_join = match (&joined, &want_join) {
+            (Ok(a), Ok(b)) => a == b,
+            (Err(a), Err(b)) => a == b,
+            _ => false,
+        };
+        if !same_join {
+            wrong.push(format!(
+                "urljoin {} {href:?}: trawl {joined:?}, scrapy {want_join:?}",
+                case["base"]
+            ));
+            continue;
+        }
+        let followed = joined.and_then(|j| {
+            let url = trawl::crawl::safe_url_string_encoded(&j, enc).map_err(|e| e.reason)?;
+            if missing_scheme(&url) {
+                return Err(format!("ValueError: Missing scheme in request url: {url}"));
+            }
+            Ok(url)
+        });
+        let ok = match (&followed, &case["follow"]) {
+            (Ok(a), Value::String(b)) => a == b,
+            (Err(_), Value::Object(_)) => true,
+            _ => false,
+        };
+        if !ok {
+            wrong.push(format!(
+                "follow {} {href:?}: trawl {followed:?}, scrapy {}",
+                case["base"], case["follow"]
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} differ:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
+}

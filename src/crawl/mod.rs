@@ -51,7 +51,7 @@ pub mod stats;
 
 use std::rc::Rc;
 
-pub use canonical::{canonicalize_url, safe_url_string};
+pub use canonical::{canonicalize_url, safe_url_string, safe_url_string_encoded, urljoin};
 pub use context::{CrawlContext, EngineOps};
 pub use crawler::{Crawler, Registry};
 pub use crawlspider::{CrawlSpider, Rule};

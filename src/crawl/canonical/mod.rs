@@ -21,6 +21,7 @@
 
 mod idna;
 mod ip;
+mod join;
 mod quote;
 mod safe;
 mod split;
@@ -33,7 +34,15 @@ use ip::*;
 use quote::*;
 use split::*;
 
-pub use safe::safe_url_string;
+pub use safe::{safe_url_string, safe_url_string_encoded};
+
+/// CPython's `urllib.parse.urljoin`, with its error as a Python exception text.
+pub fn urljoin(base: &str, url: &str) -> Result<String, CanonicalizeError> {
+    join::urljoin(base, url).map_err(|reason| CanonicalizeError {
+        url: url.to_owned(),
+        reason: reason.to_owned(),
+    })
+}
 
 /// The error `w3lib.url.canonicalize_url` raises for a URL (always a
 /// `ValueError` or a subclass in Python).

@@ -26,13 +26,43 @@ fn uses_netloc(scheme: &str) -> bool {
 /// Where w3lib raises `ValueError`: an invalid port, unbalanced brackets in the
 /// authority, delimiters in an NFKC-normalised host.
 pub fn safe_url_string(url: &str) -> Result<String, CanonicalizeError> {
-    safe(url).map_err(|reason| CanonicalizeError {
+    safe_url_string_encoded(url, encoding_rs::UTF_8)
+}
+
+/// `safe_url_string(url, encoding)`: the query and fragment are encoded with the
+/// page's `encoding` before quoting (the path is always UTF-8), as Scrapy builds a
+/// followed link's request on a non-UTF-8 page.
+///
+/// # Errors
+///
+/// As [`safe_url_string`], and `UnicodeEncodeError` when the query or fragment holds
+/// a character `encoding` cannot represent (Python's strict encoding).
+pub fn safe_url_string_encoded(
+    url: &str,
+    encoding: &'static encoding_rs::Encoding,
+) -> Result<String, CanonicalizeError> {
+    safe(url, encoding).map_err(|reason| CanonicalizeError {
         url: url.to_owned(),
         reason: reason.to_owned(),
     })
 }
 
-fn safe(url: &str) -> Result<String, Reason> {
+/// `text.encode(encoding)`, strict.
+fn encode<'a>(
+    text: &'a str,
+    encoding: &'static encoding_rs::Encoding,
+) -> Result<Cow<'a, [u8]>, Reason> {
+    if encoding == encoding_rs::UTF_8 || text.is_ascii() {
+        return Ok(Cow::Borrowed(text.as_bytes()));
+    }
+    let (bytes, _, unmappable) = encoding.encode(text);
+    if unmappable {
+        return Err("UnicodeEncodeError: a character the page's encoding cannot encode");
+    }
+    Ok(bytes)
+}
+
+fn safe(url: &str, encoding: &'static encoding_rs::Encoding) -> Result<String, Reason> {
     let stripped = strip(url);
     let (scheme, rest) = split_scheme(&stripped);
     let scheme = lower(scheme);
@@ -55,9 +85,13 @@ fn safe(url: &str) -> Result<String, Reason> {
     } else {
         &PATH_SAFEST
     };
-    quote_into(&mut query, parts.query.as_bytes(), query_safe);
+    quote_into(&mut query, &encode(parts.query, encoding)?, query_safe);
     let mut fragment: Vec<u8> = Vec::new();
-    quote_into(&mut fragment, parts.fragment.as_bytes(), &PATH_SAFEST);
+    quote_into(
+        &mut fragment,
+        &encode(parts.fragment, encoding)?,
+        &PATH_SAFEST,
+    );
     // "https://example.com?a=b": a special URL's query needs a path.
     if path.is_empty() && !query.is_empty() && w3lib_special(&scheme) {
         path.push(b'/');
