@@ -23,7 +23,7 @@ pub struct FingerprintOptions {
 
 /// The canonical form of the request URL used in fingerprints.
 pub fn canonical_url(request: &Request, keep_fragments: bool) -> String {
-    let url = request.url().as_str();
+    let url = request.url_str();
     canonicalize_url(url, true, keep_fragments).unwrap_or_else(|_| url.to_owned())
 }
 

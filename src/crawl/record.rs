@@ -163,7 +163,7 @@ pub fn encode_into(request: &Request, out: &mut Vec<u8>) {
             put_bytes(out, m.as_bytes());
         }
     }
-    put_bytes(out, request.url().as_str().as_bytes());
+    put_bytes(out, request.url_str().as_bytes());
     if let Some(cb) = request.callback() {
         put_bytes(out, cb.as_bytes());
     }
@@ -210,7 +210,7 @@ pub fn encode_into(request: &Request, out: &mut Vec<u8>) {
 
 /// `request`'s record.
 pub fn encode(request: &Request) -> Vec<u8> {
-    let mut out = Vec::with_capacity(8 + request.url().as_str().len());
+    let mut out = Vec::with_capacity(8 + request.url_str().len());
     encode_into(request, &mut out);
     out
 }
@@ -301,6 +301,8 @@ pub fn decode(bytes: &[u8]) -> Result<Request, RecordError> {
     let url =
         Url::parse(url_text).map_err(|e| RecordError::BadUrl(format!("{url_text:?}: {e}")))?;
     let mut request = Request::new(url).with_priority(priority);
+    // The record holds Scrapy's form of the URL; kept when the url crate's differs.
+    request.set_scrapy_url(url_text.to_owned());
     request.set_method(method);
     request.set_dont_filter(bits & DONT_FILTER != 0);
     if bits & CALLBACK != 0 {

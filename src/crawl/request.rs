@@ -297,6 +297,10 @@ struct Extra {
     flags: Vec<String>,
     cookies: Vec<(String, String)>,
     encoding: Option<Box<str>>,
+    /// The URL as Scrapy writes it (w3lib's `safe_url_string`), when the `url` crate's
+    /// serialisation differs (`http://h:80/`, `http://example.com`): what fingerprints,
+    /// records and logs use.
+    scrapy_url: Option<Box<str>>,
 }
 
 /// A request to download: Scrapy's `Request`. Two requests are equal when every field
@@ -342,14 +346,44 @@ impl Request {
         }
     }
 
-    /// A GET request; the URL is parsed (and made safe, as Scrapy's `safe_url_string`
-    /// does, by the WHATWG rules of the `url` crate).
+    /// A GET request. The URL is made safe as Scrapy's `Request` makes it (w3lib's
+    /// `safe_url_string`: that string is [`url_str`](Self::url_str), which fingerprints
+    /// and records use) and parsed by the `url` crate for the network
+    /// ([`url`](Self::url)).
     ///
     /// # Errors
     ///
     /// The URL does not parse or is relative.
     pub fn get(url: &str) -> Result<Self, url::ParseError> {
-        Ok(Self::new(Url::parse(url.trim())?))
+        let text = url.trim();
+        let Ok(safe) = super::canonical::safe_url_string(text) else {
+            // w3lib refuses it (a bad port, brackets): the url crate decides.
+            return Ok(Self::new(Url::parse(text)?));
+        };
+        let parsed = Url::parse(&safe)?;
+        let mut request = Self::new(parsed);
+        request.set_scrapy_url(safe);
+        Ok(request)
+    }
+
+    /// Records `text` as the URL's Scrapy form (kept only when it differs from the
+    /// `url` crate's serialisation).
+    pub(crate) fn set_scrapy_url(&mut self, text: String) {
+        if text != self.url.as_str() {
+            self.extra_mut().scrapy_url = Some(text.into_boxed_str());
+        } else if let Some(extra) = self.extra.as_mut() {
+            extra.scrapy_url = None;
+        }
+    }
+
+    /// The URL as Scrapy's `request.url` holds it (w3lib's `safe_url_string`), which
+    /// can differ from [`url`](Self::url)'s WHATWG form (`http://example.com` keeps no
+    /// `/`, a default port stays): fingerprints, records and logs use this one.
+    pub fn url_str(&self) -> &str {
+        self.extra
+            .as_ref()
+            .and_then(|e| e.scrapy_url.as_deref())
+            .unwrap_or(self.url.as_str())
     }
 
     fn extra_mut(&mut self) -> &mut Extra {
@@ -364,6 +398,9 @@ impl Request {
     /// Replaces the URL.
     pub fn set_url(&mut self, url: Url) {
         self.url = url;
+        if let Some(extra) = self.extra.as_mut() {
+            extra.scrapy_url = None;
+        }
     }
 
     /// The method.
@@ -600,7 +637,7 @@ impl Request {
     /// `request.replace(url=...)`).
     pub fn replace_url(&self, url: Url) -> Self {
         let mut r = self.clone();
-        r.url = url;
+        r.set_url(url);
         r
     }
 }
@@ -608,6 +645,7 @@ impl Request {
 impl PartialEq for Request {
     fn eq(&self, other: &Self) -> bool {
         self.url == other.url
+            && self.url_str() == other.url_str()
             && self.method == other.method
             && self.callback == other.callback
             && self.priority == other.priority
@@ -625,13 +663,13 @@ impl PartialEq for Request {
 
 impl fmt::Debug for Request {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "<{} {}>", self.method, self.url)
+        write!(f, "<{} {}>", self.method, self.url_str())
     }
 }
 
 impl fmt::Display for Request {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "<{} {}>", self.method, self.url)
+        write!(f, "<{} {}>", self.method, self.url_str())
     }
 }
 
@@ -703,7 +741,7 @@ impl Serialize for Request {
                 .collect()
         });
         Wire {
-            url: self.url.as_str().to_owned(),
+            url: self.url_str().to_owned(),
             method: self.method.as_str().to_owned(),
             callback: self.callback.as_deref().map(str::to_owned),
             errback: extra.and_then(|e| e.errback.as_deref()).map(str::to_owned),
@@ -729,6 +767,7 @@ impl<'de> Deserialize<'de> for Request {
         let w = Wire::deserialize(d)?;
         let url = Url::parse(&w.url)
             .map_err(|e| D::Error::custom(format!("bad url {:?}: {e}", w.url)))?;
+        let url_text = w.url.clone();
         let body = match (w.body, w.body_b64) {
             (Some(text), _) => text.into_bytes(),
             (None, Some(b64)) => {
@@ -752,10 +791,12 @@ impl<'de> Deserialize<'de> for Request {
             flags: w.flags,
             cookies: w.cookies,
             encoding: w.encoding.map(String::into_boxed_str),
+            scrapy_url: None,
         };
         if extra != Extra::default() {
             r.extra = Some(Box::new(extra));
         }
+        r.set_scrapy_url(url_text);
         Ok(r)
     }
 }

@@ -63,10 +63,7 @@ fn bytes_value(b: &[u8]) -> Value {
 /// `Request.to_dict()` as `trawl_redis_serializer.dumps` writes it.
 pub fn encode_compat(request: &Request) -> String {
     let mut d = Map::new();
-    d.insert(
-        "url".into(),
-        Value::String(request.url().as_str().to_owned()),
-    );
+    d.insert("url".into(), Value::String(request.url_str().to_owned()));
     let name = |n: Option<&str>| n.map_or(Value::Null, |s| Value::String(s.to_owned()));
     d.insert("callback".into(), name(request.callback()));
     d.insert("errback".into(), name(request.errback()));
