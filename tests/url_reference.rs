@@ -119,3 +119,61 @@ fn urljoin_and_follow_match_scrapy_on_the_recorded_hrefs() {
         wrong.join("\n")
     );
 }
+
+#[test]
+fn response_follow_builds_scrapys_request_url() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/urls/follow.json");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let data: Value = serde_json::from_str(&text).expect("follow.json");
+    let bases: Vec<&Value> = data["bases"].as_array().expect("bases").iter().collect();
+    let responses: Vec<(String, trawl::crawl::Response)> = bases
+        .iter()
+        .map(|b| {
+            let mut headers = trawl::proto::Headers::new();
+            headers.append("Content-Type", b["content_type"].as_str().unwrap());
+            let request = trawl::crawl::Request::get(b["url"].as_str().unwrap()).unwrap();
+            let body = b["body"].as_str().unwrap().as_bytes().to_vec();
+            (
+                b["name"].as_str().unwrap().to_owned(),
+                trawl::crawl::Response::new(request, 200, headers, body),
+            )
+        })
+        .collect();
+    let mut wrong = Vec::new();
+    let mut stricter = 0;
+    let cases = data["cases"].as_array().expect("cases");
+    for case in cases {
+        let response = &responses
+            .iter()
+            .find(|(n, _)| case["base"] == n.as_str())
+            .expect("base")
+            .1;
+        let href = case["href"].as_str().unwrap();
+        let got = response.follow(href).map(|r| r.url_str().to_owned());
+        let ok = match (&got, &case["follow"]) {
+            (Ok(a), Value::String(b)) => a == b,
+            (Err(_), Value::Object(_)) => true,
+            // Deliberately stricter (DESIGN.md §15): hosts the network layer cannot
+            // connect to — a space in the host, an IPv6 zone id — are refused.
+            (Err(_), Value::String(_)) if href.contains("exa mple") || href.contains("%25eth0") => {
+                stricter += 1;
+                true
+            }
+            _ => false,
+        };
+        if !ok {
+            wrong.push(format!(
+                "{} {href:?}: trawl {got:?}, scrapy {}",
+                case["base"], case["follow"]
+            ));
+        }
+    }
+    assert_eq!(stricter, 12, "two stricter hrefs on each of the 6 pages");
+    assert!(
+        wrong.is_empty(),
+        "{} of {} differ:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
+}

@@ -37,6 +37,8 @@ struct Inner {
     encoding: OnceCell<&'static encoding_rs::Encoding>,
     dom: OnceCell<crate::html::Document>,
     base: OnceCell<Url>,
+    /// The base URL as Scrapy's `get_base_url` writes it (for `follow`).
+    scrapy_base: OnceCell<String>,
 }
 
 /// A downloaded response: Scrapy's `Response` / `TextResponse` / `HtmlResponse`.
@@ -83,6 +85,7 @@ impl ResponseBuilder {
                 encoding: OnceCell::new(),
                 dom: OnceCell::new(),
                 base: OnceCell::new(),
+                scrapy_base: OnceCell::new(),
             }),
         }
     }
@@ -240,13 +243,57 @@ impl Response {
     }
 
     /// A request for `href` resolved against this response (Scrapy's
-    /// `response.follow`), with the default callback.
+    /// `response.follow`), with the default callback: CPython's `urljoin` against the
+    /// base URL (`<base href>` aware), then `safe_url_string` with the page's encoding
+    /// for the query and fragment — the URL Scrapy's request would hold (its
+    /// [`url_str`](Request::url_str)).
     ///
     /// # Errors
     ///
-    /// The result is not a valid URL.
+    /// Where Scrapy raises: no scheme after joining (`javascript:`, `mailto:`, `tel:`),
+    /// a bad port, a character the page's encoding cannot encode in the query; or a URL
+    /// the network layer cannot parse.
     pub fn follow(&self, href: &str) -> Result<Request, url::ParseError> {
-        Ok(Request::new(self.urljoin(href)?))
+        let joined = super::canonical::urljoin(self.scrapy_base_url(), href)
+            .map_err(|_| url::ParseError::InvalidPort)?;
+        let text = super::canonical::safe_url_string_encoded(&joined, self.encoding())
+            .map_err(|_| url::ParseError::InvalidPort)?;
+        if !(text.contains("://") || text.starts_with("about:") || text.starts_with("data:")) {
+            // Scrapy: "Missing scheme in request url".
+            return Err(url::ParseError::RelativeUrlWithoutBase);
+        }
+        let mut request = Request::new(Url::parse(&text)?);
+        request.set_scrapy_url(text);
+        Ok(request)
+    }
+
+    /// w3lib's `get_base_url` in Scrapy's form: the page's URL (its request's
+    /// `url_str`), or a `<base href>` joined to it.
+    fn scrapy_base_url(&self) -> &str {
+        self.inner.scrapy_base.get_or_init(|| {
+            let page = if self.request().url() == &self.inner.url {
+                self.request().url_str().to_owned()
+            } else {
+                super::canonical::safe_url_string(self.inner.url.as_str())
+                    .unwrap_or_else(|_| self.inner.url.as_str().to_owned())
+            };
+            let text = self.text();
+            let head = &text[..text
+                .len()
+                .min(8192)
+                .min(text.find("</head").unwrap_or(usize::MAX))];
+            let Some(href) = find_base_href(head) else {
+                return page;
+            };
+            let href = href.trim_matches(|c: char| c.is_ascii_whitespace());
+            if href.is_empty() {
+                return page;
+            }
+            super::canonical::safe_url_string_encoded(href, self.encoding())
+                .ok()
+                .and_then(|h| super::canonical::urljoin(&page, &h).ok())
+                .unwrap_or(page)
+        })
     }
 
     /// Requests for every href that resolves; invalid ones are skipped.
