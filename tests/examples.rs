@@ -80,3 +80,23 @@ fn deferred_chain_runs() {
     let out = run("deferred_chain", &[]);
     assert!(!out.is_empty());
 }
+
+#[test]
+fn load_runs_both_workloads_against_a_fixture_server() {
+    let server = trawl::testing::FixtureServer::start(trawl::testing::FixtureOptions {
+        pages: 300,
+        ..Default::default()
+    })
+    .expect("fixture server");
+    let base = server.url("");
+    let summary = |out: &str| -> serde_json::Value {
+        serde_json::from_str(out.lines().last().unwrap_or("")).expect("a JSON summary")
+    };
+    // 3,000 start URLs over 300 pages: every one fetched (dont_filter), plus the site.
+    let out = summary(&run("load", &["start-urls", &base, "3000", "50"]));
+    assert!(out["pages"].as_u64().expect("pages") >= 3000, "{out}");
+    assert!(out["peak_rss_mb"].as_f64().expect("peak RSS") > 0.0, "{out}");
+    let out = summary(&run("load", &["crawl", &base, "300", "50"]));
+    assert!(out["pages"].as_u64().expect("pages") >= 300, "{out}");
+    assert!(out["items"].as_u64().expect("items") > 0, "{out}");
+}

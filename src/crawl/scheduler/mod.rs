@@ -40,6 +40,7 @@
 //! request's meta, so it survives any queue the request is serialised into.
 
 mod delayed;
+mod memqueue;
 pub mod queues;
 
 use std::cell::RefCell;

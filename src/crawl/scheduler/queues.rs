@@ -9,7 +9,9 @@
 //! `SCHEDULER_START_MEMORY_QUEUE`, `SCHEDULER_PRIORITY_QUEUE` (Scrapy's names; the
 //! `scrapy.squeues.…` / `scrapy.pqueues.…` paths are accepted too).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
+
+pub use super::memqueue::MemoryQueue;
 use std::fmt;
 use std::rc::Rc;
 
@@ -68,42 +70,6 @@ pub struct QueueKey<'a> {
 
 /// Builds one downstream queue.
 pub type QueueFactory = Rc<dyn Fn(&QueueKey<'_>) -> Result<Box<dyn RequestQueue>, Failure>>;
-
-/// A memory queue: LIFO (depth-first, Scrapy's default) or FIFO.
-#[derive(Debug)]
-pub struct MemoryQueue {
-    items: VecDeque<Request>,
-    lifo: bool,
-}
-
-impl MemoryQueue {
-    /// An empty queue.
-    pub fn new(lifo: bool) -> Self {
-        Self {
-            items: VecDeque::new(),
-            lifo,
-        }
-    }
-}
-
-impl RequestQueue for MemoryQueue {
-    fn push(&mut self, request: Request) -> Result<(), Failure> {
-        self.items.push_back(request);
-        Ok(())
-    }
-
-    fn pop(&mut self) -> Result<Option<Request>, Failure> {
-        Ok(if self.lifo {
-            self.items.pop_back()
-        } else {
-            self.items.pop_front()
-        })
-    }
-
-    fn len(&self) -> usize {
-        self.items.len()
-    }
-}
 
 /// Whether a memory queue class name is LIFO (`LifoMemoryQueue`) or FIFO.
 ///
