@@ -8,7 +8,8 @@
 # target in tests/fuzz/fuzz_targets/ runs, one after the other. Each input gets
 # -timeout=2 (so a slow input, e.g. super-linear HTML parsing, is a failure) and the
 # process -rss_limit_mb=2048. Corpora grow in tests/fuzz/corpus/<target>/ and crash,
-# timeout and OOM inputs land in tests/fuzz/artifacts/<target>/ (both are git-ignored).
+# timeout and OOM inputs land in tests/fuzz/artifacts/<target>/ (both are git-ignored;
+# the minimised corpora are kept in tests/fuzz/corpus.tar.xz, unpacked on first use).
 # Needs the nightly toolchain; installs cargo-fuzz if it is missing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,14 @@ if [ $# -gt 0 ]; then
 else
   targets=()
   for f in "$fuzz_dir"/fuzz_targets/*.rs; do targets+=("$(basename "$f" .rs)"); done
+fi
+
+# The kept corpora (minimised with `cargo fuzz cmin`) seed a fresh checkout. To keep a
+# campaign's corpora: cmin each target, then
+#   tar -C tests/fuzz -cJf tests/fuzz/corpus.tar.xz corpus
+if [ ! -d "$fuzz_dir/corpus" ] && [ -f "$fuzz_dir/corpus.tar.xz" ]; then
+  echo "== unpacking the kept corpora"
+  tar -C "$fuzz_dir" -xJf "$fuzz_dir/corpus.tar.xz" || exit 1
 fi
 
 logs="$fuzz_dir/target/fuzz-logs"

@@ -156,3 +156,17 @@ fn many_links_and_long_lines() {
         "{text} bytes of link text"
     );
 }
+
+#[test]
+fn a_document_costs_what_it_holds() {
+    // A 4 MB one-line text page once kept ~4.9× its size reserved (node and attribute
+    // arrays sized from the input); the DOM of dense markup stays a bounded multiple.
+    let text = format!("<html><body><p>{}</p>", "word ".repeat(800_000));
+    let doc = Document::parse(&text);
+    let ratio = doc.heap_size() as f64 / text.len() as f64;
+    assert!(ratio < 1.25, "text page: {ratio:.2}× its size");
+    let dense = "<p>w</p>".repeat(500_000);
+    let doc = Document::parse(&dense);
+    let ratio = doc.heap_size() as f64 / dense.len() as f64;
+    assert!(ratio < 16.0, "dense elements: {ratio:.2}× their size");
+}

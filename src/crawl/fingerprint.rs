@@ -134,6 +134,47 @@ pub(crate) fn push_json_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Where a fingerprint document is written: a `String` (to look at it) or the SHA-1
+/// hasher itself (to hash it without holding it: a body's hex is twice its size).
+pub(crate) trait DocumentSink {
+    /// Appends ASCII text.
+    fn put(&mut self, ascii: &str);
+}
+
+impl DocumentSink for String {
+    fn put(&mut self, ascii: &str) {
+        self.push_str(ascii);
+    }
+}
+
+impl DocumentSink for Sha1 {
+    fn put(&mut self, ascii: &str) {
+        self.update(ascii.as_bytes());
+    }
+}
+
+/// Lower-case hex of `bytes` into `out`, 512 digits at a time.
+pub(crate) fn put_hex(out: &mut impl DocumentSink, bytes: &[u8]) {
+    let mut buf = [0u8; 512];
+    for chunk in bytes.chunks(buf.len() / 2) {
+        for (i, &b) in chunk.iter().enumerate() {
+            buf[2 * i] = HEX_LOWER_DIGITS[usize::from(b >> 4)];
+            buf[2 * i + 1] = HEX_LOWER_DIGITS[usize::from(b & 15)];
+        }
+        // Hex digits are ASCII.
+        if let Ok(text) = std::str::from_utf8(&buf[..chunk.len() * 2]) {
+            out.put(text);
+        }
+    }
+}
+
+/// A JSON string as Python's `json.dumps` writes it (`ensure_ascii=True`) into `out`.
+fn put_json_str(out: &mut impl DocumentSink, s: &str) {
+    let mut text = String::with_capacity(s.len() + 2);
+    push_json_str(&mut text, s);
+    out.put(&text);
+}
+
 /// The exact JSON text Scrapy's `fingerprint()` hashes:
 /// `json.dumps({"method", "url", "body", "headers"}, sort_keys=True)` with
 /// the default separators and `ensure_ascii=True`.
@@ -151,9 +192,21 @@ pub fn json_document(
     headers: &[(&[u8], Vec<&[u8]>)],
 ) -> String {
     let mut out = String::with_capacity(64 + canonical_url.len() + body.len() * 2);
-    out.push_str("{\"body\": \"");
-    push_hex(&mut out, body);
-    out.push_str("\", \"headers\": {");
+    write_document(&mut out, method, canonical_url, body, headers);
+    out
+}
+
+/// Writes [`json_document`]'s text into `out`.
+pub(crate) fn write_document(
+    out: &mut impl DocumentSink,
+    method: &str,
+    canonical_url: &str,
+    body: &[u8],
+    headers: &[(&[u8], Vec<&[u8]>)],
+) {
+    out.put("{\"body\": \"");
+    put_hex(out, body);
+    out.put("\", \"headers\": {");
     let mut order: Vec<&(&[u8], Vec<&[u8]>)> = headers.iter().collect();
     if !headers.windows(2).all(|w| w[0].0 < w[1].0) {
         // Stable sort, then keep the last of each name.
@@ -164,27 +217,26 @@ pub fn json_document(
     }
     for (i, (name, values)) in order.into_iter().enumerate() {
         if i > 0 {
-            out.push_str(", ");
+            out.put(", ");
         }
-        out.push('"');
-        push_hex(&mut out, name);
-        out.push_str("\": [");
+        out.put("\"");
+        put_hex(out, name);
+        out.put("\": [");
         for (j, value) in values.iter().enumerate() {
             if j > 0 {
-                out.push_str(", ");
+                out.put(", ");
             }
-            out.push('"');
-            push_hex(&mut out, value);
-            out.push('"');
+            out.put("\"");
+            put_hex(out, value);
+            out.put("\"");
         }
-        out.push(']');
+        out.put("]");
     }
-    out.push_str("}, \"method\": ");
-    push_json_str(&mut out, method);
-    out.push_str(", \"url\": ");
-    push_json_str(&mut out, canonical_url);
-    out.push('}');
-    out
+    out.put("}, \"method\": ");
+    put_json_str(out, method);
+    out.put(", \"url\": ");
+    put_json_str(out, canonical_url);
+    out.put("}");
 }
 
 /// Scrapy's request fingerprint: the SHA-1 digest of [`json_document`].
@@ -194,5 +246,7 @@ pub fn digest(
     body: &[u8],
     headers: &[(&[u8], Vec<&[u8]>)],
 ) -> [u8; 20] {
-    Sha1::digest(json_document(method, canonical_url, body, headers).as_bytes()).into()
+    let mut hasher = Sha1::new();
+    write_document(&mut hasher, method, canonical_url, body, headers);
+    hasher.finalize().into()
 }

@@ -25,7 +25,7 @@ use sha1::{Digest, Sha1};
 use super::{SCHEDULER_DUPEFILTER_KEY, SharedRedis, format_key, setting_str, shared_client};
 use crate::crawl::context::CrawlContext;
 use crate::crawl::dupefilter::{BloomFilter, DupeFilter, Seen};
-use crate::crawl::fingerprint::{canonical_url, push_hex, push_json_str};
+use crate::crawl::fingerprint::{DocumentSink, canonical_url, push_hex, push_json_str, put_hex};
 use crate::crawl::request::Request;
 use crate::crawl::stats::StatsCollector;
 use crate::defer::{Deferred, Failure};
@@ -35,21 +35,30 @@ pub const BLOOM_BLOCK_BITS: u64 = 1 << 28;
 
 /// The JSON text scrapy-redis 0.9.1 hashes for `request`.
 pub fn scrapy_redis_fingerprint_json(request: &Request) -> String {
-    let url = canonical_url(request, false);
-    let mut out = String::with_capacity(48 + url.len() + request.body().len() * 2);
-    out.push_str("{\"body\": \"");
-    push_hex(&mut out, request.body());
-    out.push_str("\", \"method\": ");
-    push_json_str(&mut out, request.method().as_str());
-    out.push_str(", \"url\": ");
-    push_json_str(&mut out, &url);
-    out.push('}');
+    let mut out = String::with_capacity(48 + request.body().len() * 2);
+    write_scrapy_redis_document(&mut out, request);
     out
 }
 
-/// The 40-character fingerprint scrapy-redis 0.9.1 `SADD`s for `request`.
+fn write_scrapy_redis_document(out: &mut impl DocumentSink, request: &Request) {
+    let url = canonical_url(request, false);
+    out.put("{\"body\": \"");
+    put_hex(out, request.body());
+    out.put("\", \"method\": ");
+    let mut rest = String::with_capacity(32 + url.len());
+    push_json_str(&mut rest, request.method().as_str());
+    rest.push_str(", \"url\": ");
+    push_json_str(&mut rest, &url);
+    rest.push('}');
+    out.put(&rest);
+}
+
+/// The 40-character fingerprint scrapy-redis 0.9.1 `SADD`s for `request` (the body's
+/// hex is hashed as it is written, never held).
 pub fn scrapy_redis_fingerprint(request: &Request) -> String {
-    let digest: [u8; 20] = Sha1::digest(scrapy_redis_fingerprint_json(request).as_bytes()).into();
+    let mut hasher = Sha1::new();
+    write_scrapy_redis_document(&mut hasher, request);
+    let digest: [u8; 20] = hasher.finalize().into();
     let mut out = String::with_capacity(40);
     push_hex(&mut out, &digest);
     out

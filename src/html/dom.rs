@@ -106,6 +106,14 @@ impl Document {
         super::parse::parse(html)
     }
 
+    /// Heap bytes the document holds (its node, attribute and text arrays' capacities):
+    /// what keeping it costs, whatever the page's size.
+    pub fn heap_size(&self) -> usize {
+        self.nodes.capacity() * std::mem::size_of::<Node>()
+            + self.attrs.capacity() * std::mem::size_of::<Attr>()
+            + self.buf.capacity()
+    }
+
     pub(crate) fn str(&self, span: Span) -> &str {
         self.buf
             .get(span.start as usize..(span.start + span.len) as usize)

@@ -159,7 +159,30 @@ pub(crate) fn parse(html: &str) -> (Document, ParseStats) {
     let mut doc = sink.doc;
     let end = doc.nodes.len() as u32;
     doc.nodes[0].end = end;
+    // The capacities above are guesses from the input's size (generous, so an ordinary
+    // page never regrows); give back what a large page did not use, so a document costs
+    // what it holds (a 50 MB text run once kept 4.9× its size reserved).
+    shrink(&mut doc.nodes);
+    shrink(&mut doc.attrs);
+    if worth_shrinking(doc.buf.capacity() - doc.buf.len(), doc.buf.capacity()) {
+        doc.buf.shrink_to_fit();
+    }
     (doc, stats)
+}
+
+/// Unused capacity (bytes) below which a document's vectors are left as they are.
+const SHRINK_SLACK: usize = 64 << 10;
+
+/// More than 64 KiB and more than an eighth of the allocation unused.
+fn worth_shrinking(unused_bytes: usize, capacity_bytes: usize) -> bool {
+    unused_bytes > SHRINK_SLACK && unused_bytes * 8 > capacity_bytes
+}
+
+fn shrink<T>(v: &mut Vec<T>) {
+    let size = std::mem::size_of::<T>();
+    if worth_shrinking((v.capacity() - v.len()) * size, v.capacity() * size) {
+        v.shrink_to_fit();
+    }
 }
 
 #[cfg(test)]

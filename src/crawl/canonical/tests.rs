@@ -232,3 +232,24 @@ fn canonicalize_timing() {
         );
     }
 }
+
+#[test]
+fn the_streamed_digest_hashes_exactly_the_json_document() {
+    use sha1::{Digest, Sha1};
+    // A body spanning several hex chunks (and not a multiple of one), headers in
+    // reverse order with a repeated name, a non-ASCII URL.
+    let body: Vec<u8> = (0..100_003u32).map(|i| (i * 7919 % 251) as u8).collect();
+    let headers: Vec<(&[u8], Vec<&[u8]>)> = vec![
+        (b"x-b", vec![b"2", b"\xff"]),
+        (b"x-a", vec![b"1"]),
+        (b"x-b", vec![b"3"]),
+    ];
+    for body in [&body[..], &body[..256], &b""[..]] {
+        let text = fingerprint_json("POST", "http://ex.com/é?a=1", body, &headers);
+        let expected: [u8; 20] = Sha1::digest(text.as_bytes()).into();
+        assert_eq!(
+            fingerprint_bytes("POST", "http://ex.com/é?a=1", body, &headers),
+            expected
+        );
+    }
+}
