@@ -95,7 +95,10 @@ fn load_runs_both_workloads_against_a_fixture_server() {
     // 3,000 start URLs over 300 pages: every one fetched (dont_filter), plus the site.
     let out = summary(&run("load", &["start-urls", &base, "3000", "50"]));
     assert!(out["pages"].as_u64().expect("pages") >= 3000, "{out}");
-    assert!(out["peak_rss_mb"].as_f64().expect("peak RSS") > 0.0, "{out}");
+    assert!(
+        out["peak_rss_mb"].as_f64().expect("peak RSS") > 0.0,
+        "{out}"
+    );
     let out = summary(&run("load", &["crawl", &base, "300", "50"]));
     assert!(out["pages"].as_u64().expect("pages") >= 300, "{out}");
     assert!(out["items"].as_u64().expect("items") > 0, "{out}");
