@@ -3,7 +3,7 @@
 // The peer benchmark's crawl (shared/bench/scrapy_fixture/fixture_spider.py) on trawl
 // (TRAWL_JOBDIR=DIR in the environment adds a JOBDIR):
 // start at START_URL, stay on its host, follow every link, write one JSON line per
-// `div.quote` (url, text, author). Without a URL it starts an in-process fixture server
+// `div.quote` (url, text, author). Without a URL (or with `-`) it starts an in-process fixture server
 // with 2,000 pages. Prints a JSON summary as its last line.
 //
 //   ../shared/bench/run_peers.sh --ours "$PWD/target/release/examples/fixture_crawl {url} {conc} {items}"
@@ -17,7 +17,7 @@ fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let server;
-    let start = match args.first() {
+    let start = match args.first().filter(|u| !u.is_empty() && *u != "-") {
         Some(url) => url.clone(),
         None => {
             server = FixtureServer::start(FixtureOptions {

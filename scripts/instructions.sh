@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Instructions per page of the fixed workload (the fixture crawl of an in-process
+# 2,000-page site, `examples/fixture_crawl`), counted by callgrind on the crawl's own
+# thread (the fixture server's threads are counted apart and left out). Hardware
+# counters are not available in these VMs; callgrind's count does not move with the
+# machine's load. Pairs with `cargo bench --bench per_page` (allocations per page).
+#
+#   scripts/instructions.sh            # builds the example in release mode first
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
+cargo build --release --example fixture_crawl >&2
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+summary="$(valgrind --tool=callgrind --separate-threads=yes \
+  --callgrind-out-file="$out/cg.out" \
+  target/release/examples/fixture_crawl - 16 "$out/items.jl" 2>"$out/valgrind.log" | tail -n 1)"
+# Thread 1 is the crawl (main) thread: its file ends in -01.
+main="$(ls "$out"/cg.out*-01 2>/dev/null | head -n 1)"
+[ -n "$main" ] || { echo "no callgrind output for thread 1" >&2; cat "$out/valgrind.log" >&2; exit 1; }
+ir="$(grep -E '^(summary|totals):' "$main" | head -n 1 | awk '{print $2}')"
+pages="$(printf '%s' "$summary" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pages"])')"
+python3 - "$ir" "$pages" <<'PY'
+import sys
+ir, pages = int(sys.argv[1]), int(sys.argv[2])
+print(f"crawl thread: {ir:,} instructions for {pages:,} pages = {ir / pages:,.0f} instructions/page")
+PY
