@@ -168,11 +168,24 @@ pub(crate) fn put_hex(out: &mut impl DocumentSink, bytes: &[u8]) {
     }
 }
 
-/// A JSON string as Python's `json.dumps` writes it (`ensure_ascii=True`) into `out`.
+/// A JSON string as Python's `json.dumps` writes it (`ensure_ascii=True`) into `out`:
+/// runs that need no escape go through as they are, without a copy.
 fn put_json_str(out: &mut impl DocumentSink, s: &str) {
-    let mut text = String::with_capacity(s.len() + 2);
-    push_json_str(&mut text, s);
-    out.put(&text);
+    out.put("\"");
+    let mut run = 0;
+    for (i, c) in s.char_indices() {
+        if matches!(c, ' '..='~') && c != '"' && c != '\\' {
+            continue;
+        }
+        out.put(&s[run..i]);
+        let mut escaped = String::new();
+        push_json_str(&mut escaped, &s[i..i + c.len_utf8()]);
+        // Without the quotes push_json_str adds.
+        out.put(&escaped[1..escaped.len() - 1]);
+        run = i + c.len_utf8();
+    }
+    out.put(&s[run..]);
+    out.put("\"");
 }
 
 /// The exact JSON text Scrapy's `fingerprint()` hashes:

@@ -35,6 +35,48 @@ pub fn dumps(value: &Value, opts: PyJson) -> String {
     out
 }
 
+/// `json.dumps` of a dict given as borrowed `(key, value)` entries, appended to `out`
+/// (an exporter writes an item's selected fields without building a map of copies).
+pub fn dumps_entries_into<'a>(
+    out: &mut String,
+    entries: impl Iterator<Item = (&'a str, &'a Value)>,
+    opts: PyJson,
+) {
+    let item_sep = match (opts.indent, opts.compact) {
+        (Some(_), _) | (None, true) => ",",
+        (None, false) => ", ",
+    };
+    let key_sep = if opts.indent.is_none() && opts.compact {
+        ":"
+    } else {
+        ": "
+    };
+    let start = out.len();
+    out.push('{');
+    let mut any = false;
+    for (i, (k, v)) in entries.enumerate() {
+        if i > 0 {
+            out.push_str(item_sep);
+        }
+        if let Some(indent) = opts.indent {
+            newline(out, indent, 1);
+        }
+        push_str(out, k, opts.ensure_ascii);
+        out.push_str(key_sep);
+        write(out, v, opts, 1);
+        any = true;
+    }
+    if !any {
+        out.truncate(start);
+        out.push_str("{}");
+        return;
+    }
+    if let Some(indent) = opts.indent {
+        newline(out, indent, 0);
+    }
+    out.push('}');
+}
+
 fn newline(out: &mut String, indent: usize, level: usize) {
     out.push('\n');
     for _ in 0..indent * level {

@@ -83,8 +83,14 @@ impl Headers {
 
     /// Adds a field at the end, keeping existing ones with the same name.
     pub fn append(&mut self, name: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
-        let name = self.push_bytes(name.as_ref());
-        let value = self.push_bytes(value.as_ref());
+        let (name, value) = (name.as_ref(), value.as_ref());
+        // One growth for both (a request's first header is one allocation, not two).
+        self.data.reserve(name.len() + value.len());
+        if self.fields.capacity() == 0 {
+            self.fields.reserve_exact(2);
+        }
+        let name = self.push_bytes(name);
+        let value = self.push_bytes(value);
         self.fields.push(Field { name, value });
     }
 

@@ -26,7 +26,7 @@ use crate::crawl::errors::NotConfigured;
 use crate::crawl::item::Item;
 use crate::crawl::jobdir::JobOutput;
 use crate::crawl::jobdir::queue::JOB_ID;
-use crate::crawl::pyjson::{PyJson, dumps};
+use crate::crawl::pyjson::{PyJson, dumps_entries_into};
 use crate::crawl::signals::{Signal, SignalArgs};
 use crate::defer::Failure;
 
@@ -71,6 +71,8 @@ struct Feed {
     out: Option<BufWriter<File>>,
     count: u64,
     wrote_header: bool,
+    /// The line being written (reused from item to item).
+    line: String,
     /// Items held back until their request is done (JOBDIR), by request id.
     held: HashMap<u64, Vec<Item>>,
 }
@@ -132,9 +134,13 @@ impl Feed {
                     ensure_ascii: self.ensure_ascii,
                     ..PyJson::default()
                 };
-                let line = dumps(&select(item, self.fields.as_deref()), opts);
-                out.write_all(line.as_bytes())?;
-                out.write_all(b"\n")?;
+                let mut line = std::mem::take(&mut self.line);
+                line.clear();
+                write_selected(&mut line, item, self.fields.as_deref(), opts);
+                line.push('\n');
+                let written = out.write_all(line.as_bytes());
+                self.line = line;
+                written?;
             }
             FeedFormat::Json => {
                 if self.count > 0 {
@@ -145,8 +151,12 @@ impl Feed {
                     indent: (self.indent > 0).then_some(self.indent),
                     compact: false,
                 };
-                let text = dumps(&select(item, self.fields.as_deref()), opts);
-                out.write_all(text.as_bytes())?;
+                let mut text = std::mem::take(&mut self.line);
+                text.clear();
+                write_selected(&mut text, item, self.fields.as_deref(), opts);
+                let written = out.write_all(text.as_bytes());
+                self.line = text;
+                written?;
             }
             FeedFormat::Csv => {
                 let fields = self
@@ -181,14 +191,17 @@ impl Feed {
     }
 }
 
-fn select(item: &Item, fields: Option<&[String]>) -> Value {
+/// The item's fields (`FEED_EXPORT_FIELDS`, else all, in the item's order) as Python's
+/// `json.dumps` of a dict, written from the item itself (no copy of it).
+fn write_selected(out: &mut String, item: &Item, fields: Option<&[String]>, opts: PyJson) {
     match fields {
-        None => Value::Object(item.0.clone()),
-        Some(fields) => Value::Object(
+        None => dumps_entries_into(out, item.0.iter().map(|(k, v)| (k.as_str(), v)), opts),
+        Some(fields) => dumps_entries_into(
+            out,
             fields
                 .iter()
-                .filter_map(|f| item.get(f).map(|v| (f.clone(), v.clone())))
-                .collect(),
+                .filter_map(|f| item.get(f).map(|v| (f.as_str(), v))),
+            opts,
         ),
     }
 }
@@ -335,6 +348,7 @@ impl FeedExporter {
                     .unwrap_or(false),
                 out: None,
                 count: 0,
+                line: String::new(),
                 wrote_header: false,
                 held: HashMap::new(),
             });

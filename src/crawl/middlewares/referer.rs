@@ -82,18 +82,26 @@ impl ReferrerPolicy {
 
     /// The `Referer` value to send for a request to `to` from a page at `from`.
     pub fn referrer(self, from: &Url, to: &Url) -> Option<String> {
-        if matches!(from.scheme(), "file" | "data" | "about" | "blob") {
+        self.referrer_from(&Referrers::new(from.clone()), to)
+            .map(str::to_owned)
+    }
+
+    /// [`referrer`](Self::referrer) with the page's stripped forms computed once for
+    /// all the requests it yields.
+    pub fn referrer_from<'a>(self, from: &'a Referrers, to: &Url) -> Option<&'a str> {
+        let page = &from.page;
+        if matches!(page.scheme(), "file" | "data" | "about" | "blob") {
             return None;
         }
-        let full = || strip_url(from, false);
-        let origin = || strip_url(from, true);
-        let same_origin = from.origin() == to.origin();
-        let downgrade = tls_protected(from) && !tls_protected(to);
+        let full = || from.full();
+        let origin = || from.origin();
+        let same_origin = page.origin() == to.origin();
+        let downgrade = tls_protected(page) && !tls_protected(to);
         match self {
             Self::NoReferrer => None,
             Self::NoReferrerWhenDowngrade => (!downgrade).then(full).flatten(),
             Self::ScrapyDefault => {
-                if from.scheme() == "s3" || downgrade {
+                if page.scheme() == "s3" || downgrade {
                     None
                 } else {
                     full()
@@ -120,6 +128,38 @@ impl ReferrerPolicy {
             }
             Self::UnsafeUrl => full(),
         }
+    }
+}
+
+/// A page's URL as a referrer, stripped once: in full (no credentials, no fragment) and
+/// as its origin, each computed on first use.
+#[derive(Debug)]
+pub struct Referrers {
+    page: Url,
+    full: std::cell::OnceCell<Option<String>>,
+    origin: std::cell::OnceCell<Option<String>>,
+}
+
+impl Referrers {
+    /// The referrer forms of `page`.
+    pub fn new(page: Url) -> Self {
+        Self {
+            page,
+            full: std::cell::OnceCell::new(),
+            origin: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn full(&self) -> Option<&str> {
+        self.full
+            .get_or_init(|| strip_url(&self.page, false))
+            .as_deref()
+    }
+
+    fn origin(&self) -> Option<&str> {
+        self.origin
+            .get_or_init(|| strip_url(&self.page, true))
+            .as_deref()
     }
 }
 
@@ -220,7 +260,8 @@ impl SpiderMiddleware for RefererMiddleware {
             .headers()
             .get_str("Referrer-Policy")
             .and_then(ReferrerPolicy::from_header);
-        let (from, default) = (response.url().clone(), self.default);
+        // The page's stripped forms, computed once for every request it yields.
+        let (from, default) = (Referrers::new(response.url().clone()), self.default);
         Box::new(outputs.map(move |out| {
             let Ok(Output::Request(mut r)) = out else {
                 return out;
@@ -232,7 +273,7 @@ impl SpiderMiddleware for RefererMiddleware {
                     .and_then(ReferrerPolicy::from_name)
                     .or(header_policy)
                     .unwrap_or(default);
-                if let Some(value) = policy.referrer(&from, r.url()) {
+                if let Some(value) = policy.referrer_from(&from, r.url()) {
                     r.headers_mut().set("Referer", value);
                 }
             }
