@@ -177,3 +177,65 @@ fn response_follow_builds_scrapys_request_url() {
         wrong.join("\n")
     );
 }
+
+/// Decodes the recorded `location_hex`.
+fn unhex(hex: &str) -> Vec<u8> {
+    (0..hex.len() / 2)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("hex"))
+        .collect()
+}
+
+#[test]
+fn redirects_go_where_scrapy_sends_them() {
+    use trawl::crawl::middlewares::{get_meta_refresh, redirect_target};
+    use trawl::crawl::{Request, Response};
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/urls/redirects.json"
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let data: Value = serde_json::from_str(&text).expect("redirects.json");
+    let cases = data["cases"].as_array().expect("cases");
+    assert!(cases.len() >= 100, "{} cases", cases.len());
+    let mut wrong = Vec::new();
+    for case in cases {
+        let from = case["from"].as_str().expect("from");
+        let want = case["to"].as_str().expect("every recorded case redirects");
+        let request = Request::get(from).expect("from URL");
+        let (what, got) = match case["kind"].as_str() {
+            Some("location") => {
+                let location = unhex(case["location_hex"].as_str().expect("hex"));
+                let got = redirect_target(&request, &location).map(|r| r.url_str().to_owned());
+                (
+                    format!("Location {:?}", String::from_utf8_lossy(&location)),
+                    got,
+                )
+            }
+            Some("refresh") => {
+                let target = case["target"].as_str().expect("target");
+                let body = format!(
+                    "<html><head><meta http-equiv=\"refresh\" content=\"0; url={target}\"></head></html>"
+                );
+                let mut headers = trawl::proto::Headers::new();
+                headers.append("Content-Type", "text/html; charset=utf-8");
+                let response = Response::new(request, 200, headers, body.into_bytes());
+                let got = get_meta_refresh(&response, &[])
+                    .ok_or_else(|| "no refresh found".to_owned())
+                    .and_then(|(_, url)| Request::get(&url).map_err(|e| e.to_string()))
+                    .map(|r| r.url_str().to_owned());
+                (format!("refresh {target:?}"), got)
+            }
+            other => panic!("unknown kind {other:?}"),
+        };
+        if got.as_deref() != Ok(want) {
+            wrong.push(format!("{from} + {what}: trawl {got:?}, Scrapy {want:?}"));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {}:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
+}

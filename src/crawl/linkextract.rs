@@ -354,10 +354,17 @@ impl LinkExtractor {
     }
 
     fn domain_allowed(&self, url: &Url) -> bool {
-        let host = url.host_str().unwrap_or("").to_ascii_lowercase();
+        if self.allow_domains.is_empty() && self.deny_domains.is_empty() {
+            return true;
+        }
+        // The host or a subdomain of it, ASCII case ignored (no allocation per link).
+        let host = url.host_str().unwrap_or("").as_bytes();
         let matches = |d: &String| {
-            let d = d.to_ascii_lowercase();
-            host == d || host.ends_with(&format!(".{d}"))
+            let d = d.as_bytes();
+            host.eq_ignore_ascii_case(d)
+                || (host.len() > d.len()
+                    && host[host.len() - d.len() - 1] == b'.'
+                    && host[host.len() - d.len()..].eq_ignore_ascii_case(d))
         };
         if !self.allow_domains.is_empty() && !self.allow_domains.iter().any(matches) {
             return false;

@@ -233,13 +233,26 @@ impl Response {
         })
     }
 
-    /// Resolves `href` against the response (Scrapy's `response.urljoin`).
+    /// Scrapy's `response.urljoin(href)`: CPython's `urljoin` against the base URL
+    /// (`<base href>` aware), as Scrapy's string.
     ///
     /// # Errors
     ///
-    /// The result is not a valid URL.
+    /// Where CPython's `urljoin` raises (an invalid IPv6 literal).
+    pub fn urljoin_str(&self, href: &str) -> Result<String, url::ParseError> {
+        super::canonical::urljoin(self.scrapy_base_url(), href)
+            .map_err(|_| url::ParseError::InvalidIpv6Address)
+    }
+
+    /// [`urljoin_str`](Self::urljoin_str) parsed for the network (the `url` crate's
+    /// view of Scrapy's string). To build a request, prefer
+    /// `Request::get(&response.urljoin_str(href)?)`, which keeps Scrapy's URL text.
+    ///
+    /// # Errors
+    ///
+    /// The joined text is not a valid absolute URL.
     pub fn urljoin(&self, href: &str) -> Result<Url, url::ParseError> {
-        self.base_url().join(href.trim())
+        Url::parse(&self.urljoin_str(href)?)
     }
 
     /// A request for `href` resolved against this response (Scrapy's

@@ -373,8 +373,8 @@ impl<S: Spider> SitemapSpider<S> {
         self
     }
 
-    fn sitemap_request(url: Url) -> Request {
-        Request::new(url).with_callback(SITEMAP_CALLBACK)
+    fn sitemap_request(request: Request) -> Request {
+        request.with_callback(SITEMAP_CALLBACK)
     }
 
     fn body(&self, response: &Response) -> Option<Vec<u8>> {
@@ -410,7 +410,7 @@ impl<S: Spider> SitemapSpider<S> {
         if response.url().path().ends_with("/robots.txt") {
             return Ok(sitemap_urls_from_robots(response.body(), response.url())
                 .into_iter()
-                .map(|u| Output::Request(Self::sitemap_request(u)))
+                .map(|u| Output::Request(Self::sitemap_request(Request::new(u))))
                 .collect());
         }
         let Some(body) = self.body(response) else {
@@ -433,7 +433,12 @@ impl<S: Spider> SitemapSpider<S> {
         }
         let mut out = Vec::new();
         for loc in locs {
-            let Ok(url) = response.urljoin(loc) else {
+            // Scrapy's `Request(loc)` (its URL text is `safe_url_string(loc)`); a relative
+            // `loc` is joined to the sitemap's URL where Scrapy refuses it.
+            let Ok(url) = response
+                .urljoin_str(loc)
+                .and_then(|joined| Request::get(&joined))
+            else {
                 log::warn!("Ignoring invalid URL {loc:?} in sitemap {response:?}");
                 continue;
             };
@@ -453,7 +458,7 @@ impl<S: Spider> SitemapSpider<S> {
                             .map(|(_, cb)| cb.as_str())
                     };
                     if let Some(cb) = callback {
-                        out.push(Output::Request(Request::new(url).with_callback(cb)));
+                        out.push(Output::Request(url.with_callback(cb)));
                     }
                 }
                 SitemapType::Other => {}
@@ -482,8 +487,8 @@ impl<S: Spider> Spider for SitemapSpider<S> {
 
     fn start(&mut self) -> crate::crawl::Outputs {
         let urls = self.sitemap_urls.clone();
-        Box::new(urls.into_iter().filter_map(|u| match Url::parse(&u) {
-            Ok(url) => Some(Ok(Output::Request(Self::sitemap_request(url)))),
+        Box::new(urls.into_iter().filter_map(|u| match Request::get(&u) {
+            Ok(request) => Some(Ok(Output::Request(Self::sitemap_request(request)))),
             Err(e) => {
                 log::error!("Invalid sitemap URL {u:?}: {e}");
                 None

@@ -36,6 +36,19 @@ use split::*;
 
 pub use safe::{safe_url_string, safe_url_string_encoded};
 
+/// w3lib's `to_unicode(bytes, "utf-8", errors="percentencode")`: UTF-8, with each
+/// byte of an invalid sequence written as `%XX` (how Scrapy reads a `Location` header).
+pub fn decode_utf8_percentencode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// CPython's `urllib.parse.urljoin`, with its error as a Python exception text.
 pub fn urljoin(base: &str, url: &str) -> Result<String, CanonicalizeError> {
     join::urljoin(base, url).map_err(|reason| CanonicalizeError {

@@ -31,6 +31,7 @@ pub use httpcache::{
 };
 pub use redirect::{
     MetaRefreshMiddleware, RedirectMiddleware, build_redirect_request, get_meta_refresh,
+    redirect_target,
 };
 pub use referer::{RefererMiddleware, ReferrerPolicy, fix_redirect_referer};
 pub use retry::{
