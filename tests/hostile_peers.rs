@@ -123,7 +123,7 @@ impl Spider for Mixed {
             .links
             .extract_links(response)
             .into_iter()
-            .map(|l| Output::Request(Request::new(l.url)))
+            .filter_map(|l| Request::get(&l.url).ok().map(Output::Request))
             .collect())
     }
 

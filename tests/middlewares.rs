@@ -718,7 +718,7 @@ fn referer_follows_the_policy() {
         trawl::crawl::LinkExtractor::new()
             .extract_links(r)
             .into_iter()
-            .map(|l| Output::Request(Request::new(l.url)))
+            .filter_map(|l| Request::get(&l.url).ok().map(Output::Request))
             .collect()
     });
     let (_, seen) = crawl(spider, &[]);

@@ -44,7 +44,8 @@ obeyed (-s ROBOTSTXT_OBEY=false to ignore it).
   --allow REGEX   follow only URLs matching (repeatable)
   --deny REGEX    never follow URLs matching (repeatable)
   --depth N       DEPTH_LIMIT (0: unlimited)
-  --same-domain   stay on the start URLs' hosts (and their subdomains)
+  --same-domain   stay on the start URLs' hosts (and their subdomains; with the
+                  start URL's port, as Scrapy's allow_domains compares host:port)
   --jobdir DIR    JOBDIR: the crawl's state lives in DIR; run the same command again
                   to resume after Ctrl+C, a crash or kill -9 (nothing lost or doubled)
   --jobdir-salvage  resume past damaged journal records (JOBDIR_SALVAGE)
@@ -271,6 +272,7 @@ fn crawl(args: &Args) -> Result<i32, CliError> {
         return Err(CliError::Usage("trawl crawl needs at least one URL".into()));
     }
     let mut hosts = Vec::new();
+    let mut netlocs = Vec::new();
     for u in &args.positional {
         let url = Url::parse(u).map_err(|e| CliError::Usage(format!("invalid URL {u:?}: {e}")))?;
         if !matches!(url.scheme(), "http" | "https") {
@@ -278,6 +280,11 @@ fn crawl(args: &Args) -> Result<i32, CliError> {
         }
         if let Some(h) = url.host_str() {
             hosts.push(h.to_owned());
+            // Scrapy's `allow_domains` compares the netloc, port included.
+            netlocs.push(h.to_owned());
+            if let Some(port) = url.port() {
+                netlocs.push(format!("{h}:{port}"));
+            }
         }
     }
     let allow: Vec<&str> = args.all("allow").iter().map(String::as_str).collect();
@@ -289,7 +296,7 @@ fn crawl(args: &Args) -> Result<i32, CliError> {
         .map_err(|e| CliError::Usage(format!("--deny: {e}")))?;
     let same_domain = args.flag("same-domain");
     if same_domain {
-        links = links.allow_domains(hosts.clone());
+        links = links.allow_domains(netlocs);
     }
     let depth: Option<u32> = args.number("depth")?;
     logging(args, "INFO")?;

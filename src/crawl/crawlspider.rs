@@ -157,7 +157,15 @@ impl<S: Spider> CrawlSpider<S> {
                 None => links,
             };
             for link in links {
-                let mut request = Request::new(link.url.clone())
+                let request = match Request::get(&link.url) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        // Scrapy raises building the request; the page's other links go on.
+                        log::debug!("Skipping link with bad URL {:?}: {e}", link.url);
+                        continue;
+                    }
+                };
+                let mut request = request
                     .with_callback(RULE_CALLBACK)
                     .with_meta("rule", index)
                     .with_meta("link_text", link.text.as_str());

@@ -13,7 +13,6 @@
 use std::rc::Rc;
 
 use regex::Regex;
-use url::Url;
 
 use super::response::Response;
 pub use crate::html::RawLink;
@@ -33,11 +32,13 @@ pub const IGNORED_EXTENSIONS: &[&str] = &[
 /// An extracted link (Scrapy's `Link`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
-    /// The absolute URL.
-    pub url: Url,
+    /// The absolute URL, as Scrapy's `Link.url` holds it (build a request with
+    /// `Request::get(&link.url)`, as Scrapy's `Request(link.url)`).
+    pub url: String,
     /// The link's text.
     pub text: String,
-    /// The fragment, if any.
+    /// Scrapy's `Link.fragment`: empty from the extractor, as in Scrapy (the URL keeps
+    /// its fragment).
     pub fragment: String,
     /// Whether `rel` contains `nofollow`.
     pub nofollow: bool,
@@ -222,8 +223,8 @@ impl LinkExtractor {
         self
     }
 
-    /// Transforms (or, returning `None`, drops) each attribute value before it is
-    /// joined with the base URL (Scrapy's `process_value`).
+    /// Transforms (or, returning `None`, drops) each attribute value once it is
+    /// joined with the base URL, before it is made safe (Scrapy's `process_value`).
     pub fn process_value(mut self, f: impl Fn(&str) -> Option<String> + 'static) -> Self {
         self.process_value = Some(Rc::new(f));
         self
@@ -236,58 +237,58 @@ impl LinkExtractor {
         !self.deny.iter().any(|r| r.is_match(url))
     }
 
-    /// The links of `response`, filtered and (with `unique`) deduplicated.
+    /// The links of `response`, filtered and (with `unique`) deduplicated, as Scrapy
+    /// 2.19's `LinkExtractor.extract_links` gives them: each attribute value stripped,
+    /// joined to the base URL with CPython's `urljoin`, passed to `process_value`,
+    /// made safe with the page's encoding and joined to the page URL; duplicates (by
+    /// that URL) dropped before the filters, then the filters (scheme, `allow`/`deny`,
+    /// domains and extensions on `urlparse`'s netloc and path, `restrict_text`),
+    /// canonicalisation, and duplicates dropped again.
     pub fn extract_links(&self, response: &Response) -> Vec<Link> {
-        let base = response.base_url().clone();
-        // 64-bit hashes of the URLs seen on this page (a collision within one page is
-        // not a practical concern).
-        // Sized for a typical page (~20 links), so neither grows link by link.
+        let base = response.scrapy_base_url();
+        let page = response.scrapy_url();
+        let encoding = response.encoding();
+        // 64-bit hashes of the URLs kept (a collision within one page is not a
+        // practical concern). Sized for a typical page (~20 links).
         let mut seen: crate::util::FxHashSet<u64> =
             crate::util::FxHashSet::with_capacity_and_hasher(32, Default::default());
         let mut out = Vec::with_capacity(24);
-        let mut handle = |raw: RawLink| {
-            let processed;
-            let mut href = raw.href.as_str();
-            if let Some(f) = &self.process_value {
-                match f(href) {
-                    Some(v) => {
-                        processed = v;
-                        href = &processed;
-                    }
-                    None => return,
+        let mut region_seen: crate::util::FxHashSet<u64> = Default::default();
+        let mut candidates: Vec<Link> = Vec::with_capacity(24);
+        let resolve = |raw: RawLink| -> Option<Link> {
+            let href = raw
+                .href
+                .trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c'));
+            let joined = super::canonical::urljoin(base, href).ok()?;
+            let value = match &self.process_value {
+                Some(f) => f(&joined)?,
+                None => joined,
+            };
+            let safe = match super::canonical::safe_url_string_encoded(&value, encoding) {
+                Ok(s) => s,
+                Err(e) => {
+                    log::debug!("Skipping extraction of link with bad URL {value:?}: {e}");
+                    return None;
                 }
-            }
-            let href = href.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c'));
-            if !self.restrict_text.is_empty()
-                && !self.restrict_text.iter().any(|r| r.is_match(&raw.text))
-            {
-                return;
-            }
-            let Ok(mut url) = base.join(href) else { return };
-            if !matches!(url.scheme(), "http" | "https" | "file" | "ftp") {
-                return;
-            }
-            if self.has_denied_extension(&url) || !self.domain_allowed(&url) {
-                return;
-            }
-            if self.canonicalize
-                && let Ok(c) = super::canonical::canonicalize_url(url.as_str(), true, false)
-                && let Ok(u) = Url::parse(&c)
-            {
-                url = u;
-            }
-            if !self.url_allowed(url.as_str()) {
-                return;
-            }
-            if self.unique && !seen.insert(crate::util::fx_hash(url.as_str().as_bytes())) {
-                return;
-            }
-            out.push(Link {
-                fragment: url.fragment().unwrap_or("").to_owned(),
+            };
+            // "to fix relative links after process_value"
+            let url = super::canonical::urljoin(&page, &safe).ok()?;
+            Some(Link {
                 url,
                 text: raw.text,
+                fragment: String::new(),
                 nofollow: raw.nofollow,
-            });
+            })
+        };
+        let unique = self.unique;
+        let collect = |candidates: &mut Vec<Link>,
+                       region_seen: &mut crate::util::FxHashSet<u64>,
+                       raw: RawLink| {
+            if let Some(link) = resolve(raw)
+                && (!unique || region_seen.insert(crate::util::fx_hash(link.url.as_bytes())))
+            {
+                candidates.push(link);
+            }
         };
         let mut budget = TextBudget::for_page(response.text().len());
         if !self.restrict_css.is_empty() {
@@ -304,8 +305,12 @@ impl LinkExtractor {
                         &self.attrs,
                         self.with_text,
                         &mut budget,
-                        &mut handle,
+                        &mut |raw| collect(&mut candidates, &mut region_seen, raw),
                     );
+                    // Scrapy extracts and processes each region on its own (the
+                    // first dedupe is per region, the last one over all of them).
+                    self.process_links(&mut candidates, &mut out, &mut seen);
+                    region_seen.clear();
                 }
             }
             return out;
@@ -318,7 +323,7 @@ impl LinkExtractor {
                 &self.attrs,
                 self.with_text,
                 &mut budget,
-                &mut handle,
+                &mut |raw| collect(&mut candidates, &mut region_seen, raw),
             ),
             None => {
                 crate::html::scan_links(
@@ -326,45 +331,93 @@ impl LinkExtractor {
                     &self.tags,
                     &self.attrs,
                     self.with_text,
-                    &mut handle,
+                    &mut |raw| collect(&mut candidates, &mut region_seen, raw),
                 );
             }
         }
+        self.process_links(&mut candidates, &mut out, &mut seen);
         out
     }
 
-    fn has_denied_extension(&self, url: &Url) -> bool {
+    /// Scrapy's `_process_links` on one region's `candidates` (drained into `out`):
+    /// the filters, canonicalisation, and (with `unique`) duplicates across regions.
+    fn process_links(
+        &self,
+        candidates: &mut Vec<Link>,
+        out: &mut Vec<Link>,
+        seen: &mut crate::util::FxHashSet<u64>,
+    ) {
+        for mut link in candidates.drain(..) {
+            if !self.link_allowed(&link) {
+                continue;
+            }
+            if self.canonicalize
+                && let Ok(c) = super::canonical::canonicalize_url(&link.url, true, false)
+            {
+                link.url = c;
+            }
+            if self.unique && !seen.insert(crate::util::fx_hash(link.url.as_bytes())) {
+                continue;
+            }
+            out.push(link);
+        }
+    }
+
+    /// Scrapy's `_link_allowed`.
+    fn link_allowed(&self, link: &Link) -> bool {
+        // `_is_valid_url`: the text before "://".
+        let scheme = link.url.split("://").next().unwrap_or("");
+        if !matches!(scheme, "http" | "https" | "file" | "ftp") {
+            return false;
+        }
+        if !self.url_allowed(&link.url) {
+            return false;
+        }
+        let needs_parts = !self.allow_domains.is_empty()
+            || !self.deny_domains.is_empty()
+            || !self.deny_extensions.is_empty();
+        if needs_parts
+            && !super::canonical::with_netloc_and_path(&link.url, |netloc, path| {
+                self.domain_allowed(netloc) && !self.has_denied_extension(path)
+            })
+            .unwrap_or(false)
+        {
+            return false;
+        }
+        self.restrict_text.is_empty() || self.restrict_text.iter().any(|r| r.is_match(&link.text))
+    }
+
+    /// Scrapy's `url_has_any_extension`: the lower-cased path ends with `.ext`.
+    fn has_denied_extension(&self, path: &str) -> bool {
         if self.deny_extensions.is_empty() {
             return false;
         }
-        let last = url.path().rsplit('/').next().unwrap_or("");
-        // The extension after the last dot, and the double one ("tar.gz").
-        let mut dots = last.rmatch_indices('.').map(|(i, _)| &last[i + 1..]);
-        let (Some(ext), double) = (dots.next(), dots.next()) else {
-            return false;
-        };
-        let denied = |e: &str| {
+        let last = path.rsplit('/').next().unwrap_or("");
+        // Every dot of the last segment starts a candidate ("tar.gz" and "gz").
+        last.match_indices('.').any(|(i, _)| {
+            let e = &last[i + 1..];
             if e.bytes().any(|b| b.is_ascii_uppercase()) {
                 self.deny_extensions.contains(&e.to_ascii_lowercase())
             } else {
                 self.deny_extensions.contains(e)
             }
-        };
-        denied(ext) || double.is_some_and(denied)
+        })
     }
 
-    fn domain_allowed(&self, url: &Url) -> bool {
+    /// Scrapy's `url_is_from_any_domain` on `urlparse(url).netloc` (the port and any
+    /// userinfo included, as Scrapy compares them): allowed and not denied.
+    fn domain_allowed(&self, netloc: &str) -> bool {
         if self.allow_domains.is_empty() && self.deny_domains.is_empty() {
             return true;
         }
-        // The host or a subdomain of it, ASCII case ignored (no allocation per link).
-        let host = url.host_str().unwrap_or("").as_bytes();
+        let host = netloc.as_bytes();
         let matches = |d: &String| {
             let d = d.as_bytes();
-            host.eq_ignore_ascii_case(d)
-                || (host.len() > d.len()
-                    && host[host.len() - d.len() - 1] == b'.'
-                    && host[host.len() - d.len()..].eq_ignore_ascii_case(d))
+            !host.is_empty()
+                && (host.eq_ignore_ascii_case(d)
+                    || (host.len() > d.len()
+                        && host[host.len() - d.len() - 1] == b'.'
+                        && host[host.len() - d.len()..].eq_ignore_ascii_case(d)))
         };
         if !self.allow_domains.is_empty() && !self.allow_domains.iter().any(matches) {
             return false;
@@ -551,7 +604,8 @@ mod tests {
                 "http://example.com/dir/a.html#frag"
             ]
         );
-        assert_eq!(links[2].fragment, "frag");
+        // Scrapy's extractor leaves `Link.fragment` empty (the URL keeps it).
+        assert_eq!(links[2].fragment, "");
         let le = LinkExtractor::new()
             .deny_domains(["other.org"])
             .canonicalize(true);

@@ -18,6 +18,7 @@
 //! This layer may use everything below it (reactor, defer, task, proto, net, client)
 //! and never the distributed or CLI layers.
 
+mod basehref;
 mod canonical;
 pub mod context;
 pub mod crawler;

@@ -219,17 +219,11 @@ impl Response {
         }
     }
 
-    /// The URL relative links resolve against: `<base href>` if the page has one.
+    /// The URL relative links resolve against (Scrapy's `get_base_url(response)`,
+    /// parsed for the network): `<base href>` if the page has one.
     pub fn base_url(&self) -> &Url {
         self.inner.base.get_or_init(|| {
-            let text = self.text();
-            let head = &text[..text
-                .len()
-                .min(8192)
-                .min(text.find("</head").unwrap_or(usize::MAX))];
-            find_base_href(head)
-                .and_then(|href| self.inner.url.join(href.trim()).ok())
-                .unwrap_or_else(|| self.inner.url.clone())
+            Url::parse(self.scrapy_base_url()).unwrap_or_else(|_| self.inner.url.clone())
         })
     }
 
@@ -280,25 +274,31 @@ impl Response {
         Ok(request)
     }
 
+    /// Scrapy's `response.url`: the request's [`url_str`](Request::url_str), or (after
+    /// a redirect handled below the engine) the response URL made safe.
+    pub(crate) fn scrapy_url(&self) -> std::borrow::Cow<'_, str> {
+        if self.request().url() == &self.inner.url {
+            std::borrow::Cow::Borrowed(self.request().url_str())
+        } else {
+            std::borrow::Cow::Owned(
+                super::canonical::safe_url_string(self.inner.url.as_str())
+                    .unwrap_or_else(|_| self.inner.url.as_str().to_owned()),
+            )
+        }
+    }
+
     /// w3lib's `get_base_url` in Scrapy's form: the page's URL (its request's
     /// `url_str`), or a `<base href>` joined to it.
-    fn scrapy_base_url(&self) -> &str {
+    pub(crate) fn scrapy_base_url(&self) -> &str {
         self.inner.scrapy_base.get_or_init(|| {
-            let page = if self.request().url() == &self.inner.url {
-                self.request().url_str().to_owned()
-            } else {
-                super::canonical::safe_url_string(self.inner.url.as_str())
-                    .unwrap_or_else(|_| self.inner.url.as_str().to_owned())
-            };
+            let page = self.scrapy_url().into_owned();
+            // `response.text[0:4096]`: the first 4,096 characters.
             let text = self.text();
-            let head = &text[..text
-                .len()
-                .min(8192)
-                .min(text.find("</head").unwrap_or(usize::MAX))];
-            let Some(href) = find_base_href(head) else {
+            let cut = text.char_indices().nth(4096).map_or(text.len(), |(i, _)| i);
+            let Some(href) = super::basehref::base_href(&text[..cut]) else {
                 return page;
             };
-            let href = href.trim_matches(|c: char| c.is_ascii_whitespace());
+            let href = href.trim_matches([' ', '\t', '\n', '\r', '\x0c']);
             if href.is_empty() {
                 return page;
             }
@@ -472,26 +472,6 @@ fn meta_charset(head: &[u8]) -> Option<&[u8]> {
         }
     }
     None
-}
-
-fn find_base_href(head: &str) -> Option<&str> {
-    let lower = head.to_ascii_lowercase();
-    let pos = lower.find("<base")?;
-    let tag_end = lower[pos..].find('>').map_or(lower.len(), |e| pos + e);
-    let tag = &head[pos..tag_end];
-    let lower_tag = &lower[pos..tag_end];
-    let h = lower_tag.find("href")?;
-    let after = tag[h + 4..].trim_start();
-    let after = after.strip_prefix('=')?.trim_start();
-    let (quote, rest) = match after.chars().next()? {
-        q @ ('"' | '\'') => (Some(q), &after[1..]),
-        _ => (None, after),
-    };
-    let end = match quote {
-        Some(q) => rest.find(q)?,
-        None => rest.find(|c: char| c.is_whitespace()).unwrap_or(rest.len()),
-    };
-    Some(&rest[..end])
 }
 
 /// One selected thing.

@@ -52,7 +52,9 @@ impl Spider for FixtureSpider {
             ));
         }
         for link in self.links.extract_links(response) {
-            out.push(Output::Request(Request::new(link.url)));
+            if let Ok(request) = Request::get(&link.url) {
+                out.push(Output::Request(request));
+            }
         }
         Ok(out)
     }

@@ -4,6 +4,8 @@
 //! base's query kept for a fragment-only reference). No normalisation: that is
 //! `safe_url_string`'s job when a `Request` is built.
 
+use std::borrow::Cow;
+
 use super::Reason;
 
 const USES_RELATIVE: &[&str] = &[
@@ -20,38 +22,46 @@ const USES_PARAMS: &[&str] = &[
     "sip", "sips", "mms", "sftp", "tel",
 ];
 
-/// `urlparse`'s six parts.
-struct Parsed {
-    scheme: String,
-    netloc: String,
-    path: String,
-    params: String,
-    query: String,
-    fragment: String,
+/// `urlparse`'s six parts, borrowed from the cleaned input.
+struct Parsed<'a> {
+    scheme: Cow<'a, str>,
+    netloc: &'a str,
+    path: &'a str,
+    params: &'a str,
+    query: &'a str,
+    fragment: &'a str,
 }
 
 fn scheme_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')
 }
 
-/// `urlsplit(url, default_scheme)` then `_splitparams` (3.11.7).
-fn urlparse(url: &str, default_scheme: &str) -> Result<Parsed, Reason> {
-    // Leading C0 controls and spaces go; tabs and newlines go everywhere.
+/// `urlsplit`'s input cleaning (3.11.7): leading C0 controls and spaces go; tabs and
+/// newlines go everywhere.
+fn clean(url: &str) -> Cow<'_, str> {
     let url = url.trim_start_matches(|c: char| c <= ' ');
-    let url: String = url
-        .chars()
-        .filter(|c| !matches!(c, '\t' | '\r' | '\n'))
-        .collect();
-    let mut scheme = default_scheme
-        .trim_matches(|c: char| c <= ' ')
-        .replace(['\t', '\r', '\n'], "");
-    let mut rest = url.as_str();
+    if url.contains(['\t', '\r', '\n']) {
+        Cow::Owned(url.replace(['\t', '\r', '\n'], ""))
+    } else {
+        Cow::Borrowed(url)
+    }
+}
+
+/// `urlsplit(url, default_scheme)` then `_splitparams` (3.11.7), on a [`clean`]ed URL.
+fn urlparse<'a>(url: &'a str, default_scheme: &'a str) -> Result<Parsed<'a>, Reason> {
+    let mut scheme = Cow::Borrowed(default_scheme);
+    let mut rest = url;
     if let Some(i) = rest.find(':')
         && i > 0
         && rest.as_bytes()[0].is_ascii_alphabetic()
         && rest[..i].chars().all(scheme_char)
     {
-        scheme = rest[..i].to_ascii_lowercase();
+        let s = &rest[..i];
+        scheme = if s.bytes().any(|b| b.is_ascii_uppercase()) {
+            Cow::Owned(s.to_ascii_lowercase())
+        } else {
+            Cow::Borrowed(s)
+        };
         rest = &rest[i + 1..];
     }
     let mut netloc = "";
@@ -63,15 +73,9 @@ fn urlparse(url: &str, default_scheme: &str) -> Result<Parsed, Reason> {
             return Err("ValueError: Invalid IPv6 URL");
         }
     }
-    let (rest, fragment) = match rest.split_once('#') {
-        Some((r, f)) => (r, f),
-        None => (rest, ""),
-    };
-    let (path, query) = match rest.split_once('?') {
-        Some((p, q)) => (p, q),
-        None => (rest, ""),
-    };
-    let (path, params) = if USES_PARAMS.contains(&scheme.as_str()) && path.contains(';') {
+    let (rest, fragment) = rest.split_once('#').unwrap_or((rest, ""));
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let (path, params) = if USES_PARAMS.contains(&scheme.as_ref()) && path.contains(';') {
         let from = path.rfind('/').unwrap_or(0);
         match path[from..].find(';') {
             Some(i) => (&path[..from + i], &path[from + i + 1..]),
@@ -82,40 +86,69 @@ fn urlparse(url: &str, default_scheme: &str) -> Result<Parsed, Reason> {
     };
     Ok(Parsed {
         scheme,
-        netloc: netloc.to_owned(),
-        path: path.to_owned(),
-        params: params.to_owned(),
-        query: query.to_owned(),
-        fragment: fragment.to_owned(),
+        netloc,
+        path,
+        params,
+        query,
+        fragment,
     })
 }
 
-/// `urlunparse` (3.11: `urlunsplit` adds `//` for a netloc-using scheme).
-fn urlunparse(p: &Parsed) -> String {
-    let mut url = p.path.clone();
-    if !p.params.is_empty() {
-        url = format!("{url};{}", p.params);
+/// `urlunparse` (3.11: `urlunsplit` adds `//` for a netloc-using scheme), with `path`
+/// in place of the parsed one.
+fn urlunparse(p: &Parsed<'_>, path: &str) -> String {
+    let mut url = String::with_capacity(
+        p.scheme.len()
+            + p.netloc.len()
+            + path.len()
+            + p.params.len()
+            + p.query.len()
+            + p.fragment.len()
+            + 8,
+    );
+    if !p.scheme.is_empty() {
+        url.push_str(&p.scheme);
+        url.push(':');
     }
     if !p.netloc.is_empty()
         || (!p.scheme.is_empty()
-            && USES_NETLOC.contains(&p.scheme.as_str())
-            && !url.starts_with("//"))
+            && USES_NETLOC.contains(&p.scheme.as_ref())
+            && !path.starts_with("//"))
     {
-        if !url.is_empty() && !url.starts_with('/') {
-            url.insert(0, '/');
+        url.push_str("//");
+        url.push_str(p.netloc);
+        // `url = '/' + url` for a path (with params) that does not start with '/'.
+        if (!path.is_empty() || !p.params.is_empty()) && !path.starts_with('/') {
+            url.push('/');
         }
-        url = format!("//{}{url}", p.netloc);
     }
-    if !p.scheme.is_empty() {
-        url = format!("{}:{url}", p.scheme);
+    url.push_str(path);
+    if !p.params.is_empty() {
+        url.push(';');
+        url.push_str(p.params);
     }
     if !p.query.is_empty() {
-        url = format!("{url}?{}", p.query);
+        url.push('?');
+        url.push_str(p.query);
     }
     if !p.fragment.is_empty() {
-        url = format!("{url}#{}", p.fragment);
+        url.push('#');
+        url.push_str(p.fragment);
     }
     url
+}
+
+/// `urlparse(url)`'s `netloc` and `path` (params split off as urlparse does), handed
+/// to `f` — what Scrapy's `url_is_from_any_domain` and `url_has_any_extension` look
+/// at.
+///
+/// # Errors
+///
+/// `ValueError: Invalid IPv6 URL` for an authority with unbalanced brackets.
+pub fn with_netloc_and_path<R>(url: &str, f: impl FnOnce(&str, &str) -> R) -> Result<R, Reason> {
+    let cleaned = clean(url);
+    let p = urlparse(&cleaned, "")?;
+    Ok(f(p.netloc, p.path))
 }
 
 /// CPython 3.11's `urllib.parse.urljoin(base, url)`.
@@ -130,45 +163,52 @@ pub fn urljoin(base: &str, url: &str) -> Result<String, Reason> {
     if url.is_empty() {
         return Ok(base.to_owned());
     }
-    let b = urlparse(base, "")?;
-    let mut u = urlparse(url, &b.scheme)?;
-    if u.scheme != b.scheme || !USES_RELATIVE.contains(&u.scheme.as_str()) {
+    let base_clean = clean(base);
+    let b = urlparse(&base_clean, "")?;
+    let url_clean = clean(url);
+    let mut u = urlparse(&url_clean, &b.scheme)?;
+    if u.scheme != b.scheme || !USES_RELATIVE.contains(&u.scheme.as_ref()) {
         return Ok(url.to_owned());
     }
-    if USES_NETLOC.contains(&u.scheme.as_str()) {
+    if USES_NETLOC.contains(&u.scheme.as_ref()) {
         if !u.netloc.is_empty() {
-            return Ok(urlunparse(&u));
+            return Ok(urlunparse(&u, u.path));
         }
-        u.netloc = b.netloc.clone();
+        u.netloc = b.netloc;
     }
     if u.path.is_empty() && u.params.is_empty() {
-        u.path = b.path.clone();
-        u.params = b.params.clone();
+        u.path = b.path;
+        u.params = b.params;
         if u.query.is_empty() {
-            u.query = b.query.clone();
+            u.query = b.query;
         }
-        return Ok(urlunparse(&u));
+        return Ok(urlunparse(&u, u.path));
     }
-    let mut base_parts: Vec<&str> = b.path.split('/').collect();
-    if base_parts.last().is_some_and(|s| !s.is_empty()) {
-        base_parts.pop();
-    }
-    let segments: Vec<&str> = if u.path.starts_with('/') {
-        u.path.split('/').collect()
+    let mut segments: Vec<&str> = Vec::with_capacity(16);
+    if u.path.starts_with('/') {
+        segments.extend(u.path.split('/'));
     } else {
-        let mut all: Vec<&str> = base_parts;
-        all.extend(u.path.split('/'));
-        // segments[1:-1] = filter(None, segments[1:-1])
-        if all.len() > 2 {
-            let last = all.len() - 1;
-            let mut kept = vec![all[0]];
-            kept.extend(all[1..last].iter().copied().filter(|s| !s.is_empty()));
-            kept.push(all[last]);
-            all = kept;
+        segments.extend(b.path.split('/'));
+        if segments.last().is_some_and(|s| !s.is_empty()) {
+            segments.pop();
         }
-        all
-    };
-    let mut resolved: Vec<&str> = Vec::with_capacity(segments.len());
+        segments.extend(u.path.split('/'));
+        // segments[1:-1] = filter(None, segments[1:-1])
+        if segments.len() > 2 {
+            let last = segments[segments.len() - 1];
+            let mut keep = 1;
+            for i in 1..segments.len() - 1 {
+                if !segments[i].is_empty() {
+                    segments[keep] = segments[i];
+                    keep += 1;
+                }
+            }
+            segments.truncate(keep);
+            segments.push(last);
+        }
+    }
+    let dot_end = segments.last().is_some_and(|s| *s == "." || *s == "..");
+    let mut resolved: Vec<&str> = Vec::with_capacity(segments.len() + 1);
     for seg in &segments {
         match *seg {
             ".." => {
@@ -178,14 +218,18 @@ pub fn urljoin(base: &str, url: &str) -> Result<String, Reason> {
             s => resolved.push(s),
         }
     }
-    if segments.last().is_some_and(|s| *s == "." || *s == "..") {
+    if dot_end {
         resolved.push("");
     }
-    let joined = resolved.join("/");
-    u.path = if joined.is_empty() {
-        "/".to_owned()
-    } else {
-        joined
-    };
-    Ok(urlunparse(&u))
+    let mut joined = String::with_capacity(u.path.len() + b.path.len());
+    for (i, s) in resolved.iter().enumerate() {
+        if i > 0 {
+            joined.push('/');
+        }
+        joined.push_str(s);
+    }
+    if joined.is_empty() {
+        joined.push('/');
+    }
+    Ok(urlunparse(&u, &joined))
 }

@@ -37,7 +37,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     assert!(links.len() <= body.len());
     for link in &links {
         // Scrapy's `_is_valid_url`: only these schemes leave the extractor.
-        let scheme = link.url.scheme();
+        let scheme = link.url.split("://").next().unwrap_or("");
         assert!(
             matches!(scheme, "http" | "https" | "file" | "ftp"),
             "a link with scheme {scheme}: {}",

@@ -1,0 +1,167 @@
+//! The `<base href>` of a page as Scrapy reads it: `scrapy.utils.response.get_base_url`
+//! over the first 4,096 characters of `response.text`, with w3lib 2.5.0's
+//! `get_base_url` scan — comments and `<script>` / `<noscript>` content skipped, the
+//! first `<base>` tag holding an `href` attribute decides, and the first `href` of that
+//! tag is the one read (empty or valueless: no base). The page's URL and the base's
+//! joining are the caller's (`Response::scrapy_base_url`).
+//!
+//! The scan is a hand-written form of w3lib's regular expressions (`_base_scan_re`,
+//! `_TAG_BODY`, `_attr_re`); it reads at most the 4,096 characters Scrapy cuts.
+
+/// The href value w3lib's `get_base_url` would read in `text`, untrimmed, or `None`
+/// when no `<base>` tag has an `href` attribute. `Some("")` is a valueless or empty
+/// `href`, which leaves the page URL as the base.
+pub(crate) fn base_href(text: &str) -> Option<&str> {
+    let b = text.as_bytes();
+    if !b.windows(5).any(|w| w.eq_ignore_ascii_case(b"<base")) {
+        return None;
+    }
+    let mut i = 0;
+    while let Some(lt) = b[i..].iter().position(|&c| c == b'<').map(|p| i + p) {
+        let rest = &b[lt..];
+        // <!--[^-]*(?:-(?!->)[^-]*)*(?:-->|$)
+        if rest.starts_with(b"<!--") {
+            i = find(b, lt + 4, b"-->").map_or(b.len(), |e| e + 3);
+            continue;
+        }
+        // <(script|noscript)\b{_TAG_BODY}>[^<]*(?:<(?!/\1>)[^<]*)*(?:</\1>|$)
+        if let Some(name) = [&b"script"[..], b"noscript"]
+            .into_iter()
+            .find(|n| starts_with_ci(&rest[1..], n) && !word_byte(rest.get(1 + n.len())))
+        {
+            let body_end = tag_body(b, lt + 1 + name.len());
+            if b.get(body_end) == Some(&b'>') {
+                i = find_close(b, body_end + 1, name);
+                continue;
+            }
+        }
+        // <base\s(?P<attrs>{_TAG_BODY})
+        if starts_with_ci(rest, b"<base") && rest.get(5).is_some_and(|c| ascii_space(*c)) {
+            let start = lt + 6;
+            let end = tag_body(b, start);
+            if let Some(value) = first_href(&text[start..end]) {
+                return Some(value);
+            }
+            i = end.max(lt + 1);
+            continue;
+        }
+        i = lt + 1;
+    }
+    None
+}
+
+/// w3lib's `_TAG_BODY` from `i`: `[^<>=]*(?:(?:=\s*"[^"]*"|=\s*'[^']*'|=(?!\s*["']))[^<>=]*)*`
+/// (re.ASCII); returns where it stops.
+fn tag_body(b: &[u8], mut i: usize) -> usize {
+    loop {
+        while i < b.len() && !matches!(b[i], b'<' | b'>' | b'=') {
+            i += 1;
+        }
+        if b.get(i) != Some(&b'=') {
+            return i;
+        }
+        let mut j = i + 1;
+        while j < b.len() && ascii_space(b[j]) {
+            j += 1;
+        }
+        match b.get(j) {
+            Some(&q @ (b'"' | b'\'')) => match b[j + 1..].iter().position(|&c| c == q) {
+                Some(k) => i = j + 1 + k + 1,
+                // An open quote: the group does not match, the body ends at "=".
+                None => return i,
+            },
+            _ => i += 1,
+        }
+    }
+}
+
+/// The value of the first `href` in a tag's attribute text (w3lib's `_attr_re`, whose
+/// `\s` is Unicode's): `Some("")` for a valueless one.
+fn first_href(attrs: &str) -> Option<&str> {
+    let separator = |c: char| py_space(c) || matches!(c, '<' | '>' | '/' | '=');
+    let mut i = 0;
+    while let Some(c) = attrs[i..].chars().next() {
+        if separator(c) {
+            i += c.len_utf8();
+            continue;
+        }
+        let name_end = attrs[i..].find(separator).map_or(attrs.len(), |e| i + e);
+        let name = &attrs[i..name_end];
+        let mut end = name_end;
+        let mut value = "";
+        let j = skip_space(attrs, name_end);
+        if attrs[j..].starts_with('=') {
+            let k = skip_space(attrs, j + 1);
+            let quoted = attrs[k..]
+                .chars()
+                .next()
+                .filter(|q| matches!(q, '"' | '\''))
+                .and_then(|q| attrs[k + 1..].find(q).map(|e| (k + 1, k + 1 + e)));
+            (value, end) = match quoted {
+                Some((from, to)) => (&attrs[from..to], to + 1),
+                None => {
+                    let e = attrs[k..]
+                        .find(|c: char| py_space(c) || matches!(c, '"' | '\'' | '>'))
+                        .map_or(attrs.len(), |e| k + e);
+                    (&attrs[k..e], e)
+                }
+            };
+        }
+        if name.eq_ignore_ascii_case("href") {
+            return Some(value);
+        }
+        i = end;
+    }
+    None
+}
+
+fn skip_space(s: &str, from: usize) -> usize {
+    s[from..]
+        .char_indices()
+        .find(|&(_, c)| !py_space(c))
+        .map_or(s.len(), |(j, _)| from + j)
+}
+
+/// Python's `\s` in a Unicode str pattern (`str.isspace`): White_Space plus the
+/// separators U+001C..U+001F.
+fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// `\s` under re.ASCII.
+fn ascii_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+/// A `\w` byte under re.ASCII (for `\b` after the tag name).
+fn word_byte(c: Option<&u8>) -> bool {
+    c.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+fn starts_with_ci(hay: &[u8], needle: &[u8]) -> bool {
+    hay.len() >= needle.len() && hay[..needle.len()].eq_ignore_ascii_case(needle)
+}
+
+fn find(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    hay.get(from..)?
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| from + p)
+}
+
+/// Where `[^<]*(?:<(?!/name>)[^<]*)*(?:</name>|$)` ends from `from` (case-insensitive).
+fn find_close(b: &[u8], from: usize, name: &[u8]) -> usize {
+    let mut i = from;
+    while let Some(p) = b.get(i..).and_then(|r| r.iter().position(|&c| c == b'<')) {
+        let at = i + p;
+        let r = &b[at..];
+        if r.get(1) == Some(&b'/')
+            && starts_with_ci(&r[2..], name)
+            && r.get(2 + name.len()) == Some(&b'>')
+        {
+            return at + 3 + name.len();
+        }
+        i = at + 1;
+    }
+    b.len()
+}
