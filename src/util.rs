@@ -126,6 +126,36 @@ pub fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// The first `n` characters of `text` (Python's `text[0:n]`), without walking the
+/// characters when that prefix is ASCII (the common case).
+pub fn prefix_chars(text: &str, n: usize) -> &str {
+    let head = &text.as_bytes()[..text.len().min(n)];
+    if head.is_ascii() {
+        return &text[..head.len()];
+    }
+    text.char_indices().nth(n).map_or(text, |(i, _)| &text[..i])
+}
+
+/// Whether `hay` contains `needle_lower` (lower-case ASCII), ASCII case ignored; a
+/// `memchr2` jump to each candidate first byte.
+pub fn contains_ascii_ci(hay: &[u8], needle_lower: &[u8]) -> bool {
+    let Some((&first, rest)) = needle_lower.split_first() else {
+        return true;
+    };
+    let mut from = 0;
+    while let Some(p) = memchr::memchr2(first, first.to_ascii_uppercase(), &hay[from..]) {
+        let at = from + p + 1;
+        if hay
+            .get(at..at + rest.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(rest))
+        {
+            return true;
+        }
+        from = at;
+    }
+    false
+}
+
 #[cfg(test)]
 mod base64_tests {
     use super::{base64_decode, base64_encode};
@@ -146,5 +176,39 @@ mod base64_tests {
         }
         assert_eq!(base64_decode("-_8").as_deref(), Some(&[0xfb, 0xff][..]));
         assert_eq!(base64_decode("a b"), None);
+    }
+
+    #[test]
+    fn prefix_and_case_free_search_agree_with_the_naive_forms() {
+        let texts = [
+            "",
+            "abc",
+            "refresh",
+            "xxREFRESHyy",
+            "re fresh",
+            "ééréfresh",
+            "refres",
+            "<BaSe href",
+            "rrrrefresh",
+            "ツrefreshツ",
+        ];
+        for t in texts {
+            for n in [0, 1, 3, 5, 100] {
+                let naive = t.char_indices().nth(n).map_or(t, |(i, _)| &t[..i]);
+                assert_eq!(super::prefix_chars(t, n), naive, "{t:?} {n}");
+            }
+            for needle in ["refresh", "<base", "r", "ツ"] {
+                let lower = needle.as_bytes();
+                let naive = t
+                    .as_bytes()
+                    .windows(lower.len())
+                    .any(|w| w.eq_ignore_ascii_case(lower));
+                assert_eq!(
+                    super::contains_ascii_ci(t.as_bytes(), lower),
+                    naive,
+                    "{t:?} {needle}"
+                );
+            }
+        }
     }
 }

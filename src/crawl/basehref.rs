@@ -13,7 +13,7 @@
 /// `href`, which leaves the page URL as the base.
 pub(crate) fn base_href(text: &str) -> Option<&str> {
     let b = text.as_bytes();
-    if !b.windows(5).any(|w| w.eq_ignore_ascii_case(b"<base")) {
+    if !crate::util::contains_ascii_ci(b, b"<base") {
         return None;
     }
     let mut i = 0;

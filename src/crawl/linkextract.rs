@@ -255,13 +255,15 @@ impl LinkExtractor {
         let mut out = Vec::with_capacity(24);
         let mut region_seen: crate::util::FxHashSet<u64> = Default::default();
         let mut candidates: Vec<Link> = Vec::with_capacity(24);
+        let base_join = super::canonical::Joiner::new(base);
+        let page_join = super::canonical::Joiner::new(&page);
         let resolve = |raw: RawLink| -> Option<Link> {
             let href = raw
                 .href
                 .trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c'));
-            let joined = super::canonical::urljoin(base, href).ok()?;
+            let joined = base_join.join(href).ok()?;
             let value = match &self.process_value {
-                Some(f) => f(&joined)?,
+                Some(f) => std::borrow::Cow::Owned(f(&joined)?),
                 None => joined,
             };
             let safe = match super::canonical::safe_url_string_encoded(&value, encoding) {
@@ -272,7 +274,10 @@ impl LinkExtractor {
                 }
             };
             // "to fix relative links after process_value"
-            let url = super::canonical::urljoin(&page, &safe).ok()?;
+            let url = match page_join.join(&safe).ok()? {
+                std::borrow::Cow::Borrowed(_) => safe,
+                std::borrow::Cow::Owned(joined) => joined,
+            };
             Some(Link {
                 url,
                 text: raw.text,

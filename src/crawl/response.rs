@@ -294,8 +294,8 @@ impl Response {
             let page = self.scrapy_url().into_owned();
             // `response.text[0:4096]`: the first 4,096 characters.
             let text = self.text();
-            let cut = text.char_indices().nth(4096).map_or(text.len(), |(i, _)| i);
-            let Some(href) = super::basehref::base_href(&text[..cut]) else {
+            let Some(href) = super::basehref::base_href(crate::util::prefix_chars(text, 4096))
+            else {
                 return page;
             };
             let href = href.trim_matches([' ', '\t', '\n', '\r', '\x0c']);

@@ -95,7 +95,40 @@ fn urlparse<'a>(url: &'a str, default_scheme: &'a str) -> Result<Parsed<'a>, Rea
 }
 
 /// `urlunparse` (3.11: `urlunsplit` adds `//` for a netloc-using scheme), with `path`
-/// in place of the parsed one.
+/// in place of the parsed one, written piece by piece into `put`.
+fn unparse_with(p: &Parsed<'_>, path: &str, mut put: impl FnMut(&str)) {
+    if !p.scheme.is_empty() {
+        put(&p.scheme);
+        put(":");
+    }
+    if !p.netloc.is_empty()
+        || (!p.scheme.is_empty()
+            && USES_NETLOC.contains(&p.scheme.as_ref())
+            && !path.starts_with("//"))
+    {
+        put("//");
+        put(p.netloc);
+        // `url = '/' + url` for a path (with params) that does not start with '/'.
+        if (!path.is_empty() || !p.params.is_empty()) && !path.starts_with('/') {
+            put("/");
+        }
+    }
+    put(path);
+    if !p.params.is_empty() {
+        put(";");
+        put(p.params);
+    }
+    if !p.query.is_empty() {
+        put("?");
+        put(p.query);
+    }
+    if !p.fragment.is_empty() {
+        put("#");
+        put(p.fragment);
+    }
+}
+
+/// `urlunparse` into a new string.
 fn urlunparse(p: &Parsed<'_>, path: &str) -> String {
     let mut url = String::with_capacity(
         p.scheme.len()
@@ -106,36 +139,24 @@ fn urlunparse(p: &Parsed<'_>, path: &str) -> String {
             + p.fragment.len()
             + 8,
     );
-    if !p.scheme.is_empty() {
-        url.push_str(&p.scheme);
-        url.push(':');
-    }
-    if !p.netloc.is_empty()
-        || (!p.scheme.is_empty()
-            && USES_NETLOC.contains(&p.scheme.as_ref())
-            && !path.starts_with("//"))
-    {
-        url.push_str("//");
-        url.push_str(p.netloc);
-        // `url = '/' + url` for a path (with params) that does not start with '/'.
-        if (!path.is_empty() || !p.params.is_empty()) && !path.starts_with('/') {
-            url.push('/');
-        }
-    }
-    url.push_str(path);
-    if !p.params.is_empty() {
-        url.push(';');
-        url.push_str(p.params);
-    }
-    if !p.query.is_empty() {
-        url.push('?');
-        url.push_str(p.query);
-    }
-    if !p.fragment.is_empty() {
-        url.push('#');
-        url.push_str(p.fragment);
-    }
+    unparse_with(p, path, |piece| url.push_str(piece));
     url
+}
+
+/// `urlunparse(p)`, borrowing `original` when that is what it would write (a URL
+/// that is already in `urlunparse`'s form: the common case of an absolute link).
+fn unparse_or_same<'u>(original: &'u str, p: &Parsed<'_>, path: &str) -> Cow<'u, str> {
+    let mut at = 0;
+    let mut same = true;
+    unparse_with(p, path, |piece| {
+        same = same && original.as_bytes()[at..].starts_with(piece.as_bytes());
+        at += piece.len();
+    });
+    if same && at == original.len() {
+        Cow::Borrowed(original)
+    } else {
+        Cow::Owned(urlunparse(p, path))
+    }
 }
 
 /// `urlparse(url)`'s `netloc` and `path` (params split off as urlparse does), handed
@@ -157,22 +178,60 @@ pub fn with_netloc_and_path<R>(url: &str, f: impl FnOnce(&str, &str) -> R) -> Re
 ///
 /// `ValueError: Invalid IPv6 URL` for an authority with unbalanced brackets.
 pub fn urljoin(base: &str, url: &str) -> Result<String, Reason> {
-    if base.is_empty() {
-        return Ok(url.to_owned());
+    Joiner::new(base).join(url).map(Cow::into_owned)
+}
+
+/// A base URL parsed once for many [`urljoin`]s (the links of one page).
+pub struct Joiner<'a> {
+    raw: &'a str,
+    /// The base parsed, when cleaning left it as it was (always, for a URL that
+    /// `safe_url_string` wrote); else it is parsed on each join.
+    parsed: Option<Result<Parsed<'a>, Reason>>,
+}
+
+impl<'a> Joiner<'a> {
+    /// A joiner for `base`.
+    pub fn new(base: &'a str) -> Self {
+        let parsed = match clean(base) {
+            Cow::Borrowed(c) => Some(urlparse(c, "")),
+            Cow::Owned(_) => None,
+        };
+        Self { raw: base, parsed }
     }
-    if url.is_empty() {
-        return Ok(base.to_owned());
+
+    /// `urljoin(base, url)`, borrowing `url` when the result is `url` itself.
+    ///
+    /// # Errors
+    ///
+    /// As [`urljoin`].
+    pub fn join<'u>(&self, url: &'u str) -> Result<Cow<'u, str>, Reason> {
+        if self.raw.is_empty() {
+            return Ok(Cow::Borrowed(url));
+        }
+        if url.is_empty() {
+            return Ok(Cow::Owned(self.raw.to_owned()));
+        }
+        match &self.parsed {
+            Some(Ok(b)) => join_parsed(b, url),
+            Some(Err(e)) => Err(*e),
+            None => {
+                let cleaned = clean(self.raw);
+                join_parsed(&urlparse(&cleaned, "")?, url)
+            }
+        }
     }
-    let base_clean = clean(base);
-    let b = urlparse(&base_clean, "")?;
+}
+
+/// The body of `urljoin` once the base is parsed.
+fn join_parsed<'u>(b: &Parsed<'_>, url: &'u str) -> Result<Cow<'u, str>, Reason> {
     let url_clean = clean(url);
     let mut u = urlparse(&url_clean, &b.scheme)?;
     if u.scheme != b.scheme || !USES_RELATIVE.contains(&u.scheme.as_ref()) {
-        return Ok(url.to_owned());
+        return Ok(Cow::Borrowed(url));
     }
     if USES_NETLOC.contains(&u.scheme.as_ref()) {
         if !u.netloc.is_empty() {
-            return Ok(urlunparse(&u, u.path));
+            return Ok(unparse_or_same(url, &u, u.path));
         }
         u.netloc = b.netloc;
     }
@@ -182,7 +241,7 @@ pub fn urljoin(base: &str, url: &str) -> Result<String, Reason> {
         if u.query.is_empty() {
             u.query = b.query;
         }
-        return Ok(urlunparse(&u, u.path));
+        return Ok(Cow::Owned(urlunparse(&u, u.path)));
     }
     let mut segments: Vec<&str> = Vec::with_capacity(16);
     if u.path.starts_with('/') {
@@ -231,5 +290,5 @@ pub fn urljoin(base: &str, url: &str) -> Result<String, Reason> {
     if joined.is_empty() {
         joined.push('/');
     }
-    Ok(urlunparse(&u, &joined))
+    Ok(Cow::Owned(urlunparse(&u, &joined)))
 }

@@ -62,7 +62,68 @@ fn encode<'a>(
     Ok(bytes)
 }
 
+/// Whether `safe` would give `url` back unchanged, decided conservatively in one pass:
+/// `http`/`https`, a lower-case ASCII host of letters, digits, `.` and `-` with an
+/// optional canonical port, and a path, query and fragment of bytes the quoting keeps
+/// (no empty `?` or `#`, no query without a path). The usual link of a crawl is such
+/// a URL; anything else takes the full path. Checked against the full path on the
+/// recorded corpora and on generated strings (`already_safe_implies_identity`).
+fn already_safe(url: &str) -> bool {
+    let b = url.as_bytes();
+    let Some(rest) = b
+        .strip_prefix(b"http://")
+        .or_else(|| b.strip_prefix(b"https://"))
+    else {
+        return false;
+    };
+    let netloc_end = rest
+        .iter()
+        .position(|&c| matches!(c, b'/' | b'?' | b'#'))
+        .unwrap_or(rest.len());
+    let (netloc, tail) = rest.split_at(netloc_end);
+    let (host, port) = match netloc.iter().position(|&c| c == b':') {
+        Some(i) => (&netloc[..i], Some(&netloc[i + 1..])),
+        None => (netloc, None),
+    };
+    if host.is_empty()
+        || !host
+            .iter()
+            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'.' | b'-'))
+    {
+        return false;
+    }
+    if let Some(p) = port {
+        let canonical = !p.is_empty()
+            && p.len() <= 5
+            && p[0] != b'0'
+            && p.iter().all(u8::is_ascii_digit)
+            && p.iter().fold(0u32, |v, &d| v * 10 + u32::from(d - b'0')) <= 65535;
+        if !canonical {
+            return false;
+        }
+    }
+    let (before_fragment, fragment) = match tail.iter().position(|&c| c == b'#') {
+        Some(i) => (&tail[..i], Some(&tail[i + 1..])),
+        None => (tail, None),
+    };
+    let (path, query) = match before_fragment.iter().position(|&c| c == b'?') {
+        Some(i) => (&before_fragment[..i], Some(&before_fragment[i + 1..])),
+        None => (before_fragment, None),
+    };
+    let kept = |part: &[u8], table: &[bool; 256]| part.iter().all(|&c| table[usize::from(c)]);
+    kept(path, &PATH_SAFEST)
+        && query.is_none_or(|q| !q.is_empty() && !path.is_empty() && kept(q, &SPECIAL_QUERY_SAFEST))
+        && fragment.is_none_or(|f| !f.is_empty() && kept(f, &PATH_SAFEST))
+}
+
 fn safe(url: &str, encoding: &'static encoding_rs::Encoding) -> Result<String, Reason> {
+    if already_safe(url) {
+        return Ok(url.to_owned());
+    }
+    safe_full(url, encoding)
+}
+
+fn safe_full(url: &str, encoding: &'static encoding_rs::Encoding) -> Result<String, Reason> {
     let stripped = strip(url);
     let (scheme, rest) = split_scheme(&stripped);
     let scheme = lower(scheme);
@@ -126,7 +187,89 @@ fn safe(url: &str, encoding: &'static encoding_rs::Encoding) -> Result<String, R
     String::from_utf8(out).map_err(|_| "UnicodeDecodeError: invalid UTF-8 in result")
 }
 
+/// The full path, for the fast path's test.
+#[cfg(test)]
+fn safe_slow(url: &str) -> Result<String, Reason> {
+    safe_full(url, encoding_rs::UTF_8)
+}
+
 /// w3lib `_SPECIAL_SCHEMES`.
 fn w3lib_special(scheme: &str) -> bool {
     matches!(scheme, "ftp" | "file" | "http" | "https" | "ws" | "wss")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{already_safe, safe_slow};
+
+    fn check(url: &str) {
+        if already_safe(url) {
+            assert_eq!(
+                safe_slow(url).as_deref(),
+                Ok(url),
+                "the fast path is wrong for {url:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn already_safe_implies_identity() {
+        // Every URL of the recorded corpora (inputs and Scrapy's outputs).
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/urls");
+        let mut strings = 0;
+        let mut fast = 0;
+        for file in [
+            "urls.json",
+            "follow.json",
+            "linkextract.json",
+            "redirects.json",
+        ] {
+            let text = std::fs::read_to_string(format!("{dir}/{file}")).expect("corpus");
+            let value: serde_json::Value = serde_json::from_str(&text).expect("json");
+            let mut stack = vec![&value];
+            while let Some(v) = stack.pop() {
+                match v {
+                    serde_json::Value::String(s) => {
+                        strings += 1;
+                        fast += usize::from(already_safe(s));
+                        check(s);
+                    }
+                    serde_json::Value::Array(a) => stack.extend(a),
+                    serde_json::Value::Object(o) => stack.extend(o.values()),
+                    _ => {}
+                }
+            }
+        }
+        assert!(
+            strings > 5000 && fast > 1000,
+            "{strings} strings, {fast} fast"
+        );
+        // Generated: http(s) URLs of characters each part treats differently.
+        let alphabet: Vec<char> = "aZ09.-:/?#%;@[]\\ '\"<>^`{|}~!$&()*+,=_\té"
+            .chars()
+            .collect();
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..200_000 {
+            let mut url = String::from(if next() % 2 == 0 {
+                "http://"
+            } else {
+                "https://"
+            });
+            for _ in 0..next() % 24 {
+                let r = next();
+                url.push(if r % 3 == 0 {
+                    'a'
+                } else {
+                    alphabet[(r as usize / 3) % alphabet.len()]
+                });
+            }
+            check(&url);
+        }
+    }
 }

@@ -329,16 +329,8 @@ pub const META_REFRESH_SCAN: usize = 4096;
 /// 4,096 characters of the page only — a 50 MB page is never parsed whole for it.
 pub fn get_meta_refresh(response: &Response, ignore_tags: &[String]) -> Option<(f64, String)> {
     let text = response.text();
-    let end = text
-        .char_indices()
-        .nth(META_REFRESH_SCAN)
-        .map_or(text.len(), |(i, _)| i);
-    let head = &text[..end];
-    if !head
-        .as_bytes()
-        .windows(7)
-        .any(|w| w.eq_ignore_ascii_case(b"refresh"))
-    {
+    let head = crate::util::prefix_chars(text, META_REFRESH_SCAN);
+    if !crate::util::contains_ascii_ci(head.as_bytes(), b"refresh") {
         return None;
     }
     let doc = crate::html::Document::parse(head);
