@@ -12,12 +12,14 @@
 //! (headers, body, errback, `cb_kwargs`, flags, cookies, encoding) behind one optional
 //! box.
 
+use std::cell::OnceCell;
 use std::fmt;
 use std::rc::Rc;
 
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
+
 use url::Url;
 
 use crate::proto::Headers;
@@ -323,7 +325,12 @@ struct Extra {
 /// ```
 #[derive(Clone)]
 pub struct Request {
-    url: Url,
+    /// The `url` crate's parse, made on first use when the request was built from an
+    /// already-safe URL (`lazy`): most extracted links are dropped by the dupefilter,
+    /// which reads only the string.
+    url: OnceCell<Url>,
+    /// Scrapy's URL string of a request whose parse is deferred (see [`Request::get`]).
+    lazy: Option<Box<str>>,
     method: Method,
     callback: Option<Rc<str>>,
     priority: i32,
@@ -336,7 +343,8 @@ impl Request {
     /// A GET request for an already parsed URL.
     pub fn new(url: Url) -> Self {
         Self {
-            url,
+            url: OnceCell::from(url),
+            lazy: None,
             method: Method::Get,
             callback: None,
             priority: 0,
@@ -356,20 +364,45 @@ impl Request {
     /// The URL does not parse or is relative.
     pub fn get(url: &str) -> Result<Self, url::ParseError> {
         let text = url.trim();
+        if super::canonical::parses_as_is(text) {
+            // Safe already (`safe_url_string` would return it) and certain to parse:
+            // the parse waits for `url()`.
+            return Ok(Self::deferred(text.to_owned()));
+        }
         let Ok(safe) = super::canonical::safe_url_string(text) else {
             // w3lib refuses it (a bad port, brackets): the url crate decides.
             return Ok(Self::new(Url::parse(text)?));
         };
+        if super::canonical::parses_as_is(&safe) {
+            return Ok(Self::deferred(safe));
+        }
         let parsed = Url::parse(&safe)?;
         let mut request = Self::new(parsed);
         request.set_scrapy_url(safe);
         Ok(request)
     }
 
+    /// A GET request for `safe`, a URL `parses_as_is` admits, parsed on first use.
+    fn deferred(safe: String) -> Self {
+        Self {
+            url: OnceCell::new(),
+            lazy: Some(safe.into_boxed_str()),
+            method: Method::Get,
+            callback: None,
+            priority: 0,
+            dont_filter: false,
+            meta: Meta::new(),
+            extra: None,
+        }
+    }
+
     /// Records `text` as the URL's Scrapy form (kept only when it differs from the
     /// `url` crate's serialisation).
     pub(crate) fn set_scrapy_url(&mut self, text: String) {
-        if text != self.url.as_str() {
+        let parsed = self.url().clone();
+        self.url = OnceCell::from(parsed);
+        self.lazy = None;
+        if Some(text.as_str()) != self.url.get().map(Url::as_str) {
             self.extra_mut().scrapy_url = Some(text.into_boxed_str());
         } else if let Some(extra) = self.extra.as_mut() {
             extra.scrapy_url = None;
@@ -380,10 +413,14 @@ impl Request {
     /// can differ from [`url`](Self::url)'s WHATWG form (`http://example.com` keeps no
     /// `/`, a default port stays): fingerprints, records and logs use this one.
     pub fn url_str(&self) -> &str {
+        if let Some(text) = &self.lazy {
+            return text;
+        }
         self.extra
             .as_ref()
             .and_then(|e| e.scrapy_url.as_deref())
-            .unwrap_or(self.url.as_str())
+            .or_else(|| self.url.get().map(Url::as_str))
+            .unwrap_or("")
     }
 
     fn extra_mut(&mut self) -> &mut Extra {
@@ -392,12 +429,21 @@ impl Request {
 
     /// The URL.
     pub fn url(&self) -> &Url {
-        &self.url
+        self.url.get_or_init(|| {
+            let text = self.lazy.as_deref().unwrap_or("");
+            #[allow(clippy::expect_used)] // A constant that parses: not data.
+            Url::parse(text).unwrap_or_else(|e| {
+                // `parses_as_is` promised otherwise (and is tested against the parser).
+                log::error!("a deferred URL did not parse: {text:?}: {e}");
+                Url::parse("http://invalid.invalid/").expect("a constant URL parses")
+            })
+        })
     }
 
     /// Replaces the URL.
     pub fn set_url(&mut self, url: Url) {
-        self.url = url;
+        self.url = OnceCell::from(url);
+        self.lazy = None;
         if let Some(extra) = self.extra.as_mut() {
             extra.scrapy_url = None;
         }
@@ -644,7 +690,7 @@ impl Request {
 
 impl PartialEq for Request {
     fn eq(&self, other: &Self) -> bool {
-        self.url == other.url
+        self.url() == other.url()
             && self.url_str() == other.url_str()
             && self.method == other.method
             && self.callback == other.callback
@@ -812,9 +858,11 @@ mod tests {
 
     #[test]
     fn compact_layout() {
-        // The scheduler's memory budget: keep the inline part small.
+        // Keep the inline part small (requests in flight and in the engine's queues;
+        // the scheduler's memory queues hold records, not `Request`s): 160 bytes
+        // before the deferred parse added its string.
         assert!(
-            std::mem::size_of::<Request>() <= 160,
+            std::mem::size_of::<Request>() <= 176,
             "{}",
             std::mem::size_of::<Request>()
         );

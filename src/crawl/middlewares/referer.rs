@@ -89,14 +89,31 @@ impl ReferrerPolicy {
     /// [`referrer`](Self::referrer) with the page's stripped forms computed once for
     /// all the requests it yields.
     pub fn referrer_from<'a>(self, from: &'a Referrers, to: &Url) -> Option<&'a str> {
+        self.decide(from, to.scheme(), || to)
+    }
+
+    /// [`referrer_from`](Self::referrer_from) for a request: its URL is parsed only
+    /// when the policy compares origins (the scheme of Scrapy's string decides a
+    /// downgrade; `safe_url_string` lower-cases it as the `url` crate does).
+    pub fn referrer_for<'a>(self, from: &'a Referrers, to: &Request) -> Option<&'a str> {
+        let scheme = to.url_str().split_once(':').map_or("", |(s, _)| s);
+        self.decide(from, scheme, || to.url())
+    }
+
+    fn decide<'a, 'u>(
+        self,
+        from: &'a Referrers,
+        to_scheme: &str,
+        to: impl Fn() -> &'u Url,
+    ) -> Option<&'a str> {
         let page = &from.page;
         if matches!(page.scheme(), "file" | "data" | "about" | "blob") {
             return None;
         }
         let full = || from.full();
         let origin = || from.origin();
-        let same_origin = same_origin(page, to);
-        let downgrade = tls_protected(page) && !tls_protected(to);
+        let same_origin = || same_origin(page, to());
+        let downgrade = tls_protected(page) && !tls_scheme(to_scheme);
         match self {
             Self::NoReferrer => None,
             Self::NoReferrerWhenDowngrade => (!downgrade).then(full).flatten(),
@@ -107,18 +124,18 @@ impl ReferrerPolicy {
                     full()
                 }
             }
-            Self::SameOrigin => same_origin.then(full).flatten(),
+            Self::SameOrigin => same_origin().then(full).flatten(),
             Self::Origin => origin(),
             Self::StrictOrigin => (!downgrade).then(origin).flatten(),
             Self::OriginWhenCrossOrigin => {
-                if same_origin {
+                if same_origin() {
                     full()
                 } else {
                     origin()
                 }
             }
             Self::StrictOriginWhenCrossOrigin => {
-                if same_origin {
+                if same_origin() {
                     full()
                 } else if downgrade {
                     None
@@ -181,7 +198,11 @@ fn same_origin(a: &Url, b: &Url) -> bool {
 }
 
 fn tls_protected(u: &Url) -> bool {
-    matches!(u.scheme(), "https" | "ftps" | "wss")
+    tls_scheme(u.scheme())
+}
+
+fn tls_scheme(scheme: &str) -> bool {
+    matches!(scheme, "https" | "ftps" | "wss")
 }
 
 /// The URL as a referrer: no credentials, no fragment; `origin_only` keeps
@@ -290,7 +311,7 @@ impl SpiderMiddleware for RefererMiddleware {
                     .and_then(ReferrerPolicy::from_name)
                     .or(header_policy)
                     .unwrap_or(default);
-                if let Some(value) = policy.referrer_from(&from, r.url()) {
+                if let Some(value) = policy.referrer_for(&from, &r) {
                     r.headers_mut().set("Referer", value);
                 }
             }

@@ -143,8 +143,9 @@ impl UrlLengthMiddleware {
 /// Whether `output` passes the URL length limit (counting and logging a drop).
 fn url_length_ok(output: &Output, limit: usize, crawler: &Weak<CrawlContext>) -> bool {
     match output {
-        Output::Request(r) if r.url().as_str().len() > limit => {
-            log::info!("Ignoring link (url length > {limit}): {}", r.url());
+        // Scrapy: `len(request.url)`.
+        Output::Request(r) if r.url_str().len() > limit => {
+            log::info!("Ignoring link (url length > {limit}): {}", r.url_str());
             if let Some(c) = crawler.upgrade() {
                 c.stats.inc("urllength/request_ignored_count");
             }
@@ -245,7 +246,7 @@ impl DepthConfig {
                 log::debug!(
                     "Ignoring link (depth > {}): {} - no more ignored links will be shown",
                     self.max_depth,
-                    r.url()
+                    r.url_str()
                 );
             }
             if let Some(c) = c {
