@@ -317,6 +317,16 @@ impl Response {
             .collect()
     }
 
+    /// Scrapy's `response.json()`: the text (BOM removed) parsed as JSON.
+    ///
+    /// # Errors
+    ///
+    /// Not JSON — and, unlike Python's `json.loads`, `NaN`, `Infinity` and numbers
+    /// beyond `f64` (a `serde_json::Value` holds finite numbers only; DESIGN.md §15).
+    pub fn json(&self) -> Result<serde_json::Value, serde_json::Error> {
+        serde_json::from_str(self.text())
+    }
+
     /// The parsed document, if something already asked for it.
     pub fn document_if_parsed(&self) -> Option<&crate::html::Document> {
         self.inner.dom.get()
