@@ -44,6 +44,18 @@ fn quotes_exports_every_quote_and_author() {
 }
 
 #[test]
+fn api_posts_json_and_reads_json() {
+    let out = run("api", &[]);
+    // robots.txt and 10 POSTs of {"page": N} (distinct bodies, distinct fingerprints).
+    assert!(
+        out.contains(
+            "11 responses (robots.txt and the API pages), 100 quotes written to api.jsonl"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
 fn crawl_rules_finds_every_author() {
     let out = run("crawl_rules", &[]);
     assert!(out.contains("20 authors from"), "{out}");

@@ -33,6 +33,7 @@
 //! | `/echo` | the request (method, target, headers, body) as text |
 //! | `/flaky/N?key=K` | 503 for the first N requests with that key, then 200 |
 //! | `/meta-refresh?to=URL&delay=S` | an HTML meta refresh |
+//! | `/api/quotes?page=N`, or POST `{"page": N}` as JSON | the tutorial's quotes as JSON (`JsonRequest`'s content type required for POST) |
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;

@@ -20,6 +20,14 @@ pub(super) struct Req {
 }
 
 impl Req {
+    /// A request header's value (name compared without case).
+    pub(super) fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
     pub(super) fn param(&self, name: &str) -> Option<&str> {
         self.query
             .iter()
@@ -393,6 +401,7 @@ impl Shared {
                     html(200, site.render_page(4))
                 }
             }
+            "api" if second == "quotes" => api_quotes(req, site),
             "meta-refresh" => {
                 let to = req.param("to").unwrap_or("/index.html");
                 let delay = req.param("delay").unwrap_or("0");
@@ -403,5 +412,48 @@ impl Shared {
             }
             _ => html(404, "<h1>Not Found</h1>".into()),
         }
+    }
+}
+
+/// `/api/quotes`: a JSON API over the tutorial's quote pages. `GET ?page=N`, or `POST`
+/// with `Content-Type: application/json` and a body `{"page": N}` (what a
+/// `JsonRequest` sends); answers `{"page", "quotes": [{"text", "author", "tags"}],
+/// "has_next"}`. A POST without the JSON content type is 415, a bad body 400.
+fn api_quotes(req: &Req, site: &Site) -> Reply {
+    let page = if req.method == "POST" {
+        let json_type = req
+            .header("content-type")
+            .is_some_and(|v| v.starts_with("application/json"));
+        if !json_type {
+            return text(415, "expected application/json\n");
+        }
+        match serde_json::from_slice::<serde_json::Value>(&req.body) {
+            Ok(v) => v["page"].as_u64().unwrap_or(1),
+            Err(e) => return text(400, format!("bad JSON body: {e}\n")),
+        }
+    } else {
+        req.param("page").and_then(|p| p.parse().ok()).unwrap_or(1)
+    };
+    let n = usize::try_from(page).unwrap_or(0);
+    if n == 0 || n > site.quote_list_pages() {
+        return json_reply(404, &serde_json::json!({"error": "no such page"}));
+    }
+    let quotes: Vec<serde_json::Value> = site
+        .list_quotes(n)
+        .into_iter()
+        .map(|q| serde_json::json!({"text": q.text, "author": q.author, "tags": q.tags}))
+        .collect();
+    json_reply(
+        200,
+        &serde_json::json!({"page": n, "quotes": quotes, "has_next": n < site.quote_list_pages()}),
+    )
+}
+
+fn json_reply(status: u16, value: &serde_json::Value) -> Reply {
+    Reply::Full {
+        status,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body: value.to_string().into_bytes(),
+        close: false,
     }
 }
