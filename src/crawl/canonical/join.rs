@@ -167,9 +167,52 @@ fn unparse_or_same<'u>(original: &'u str, p: &Parsed<'_>, path: &str) -> Cow<'u,
 ///
 /// `ValueError: Invalid IPv6 URL` for an authority with unbalanced brackets.
 pub fn with_netloc_and_path<R>(url: &str, f: impl FnOnce(&str, &str) -> R) -> Result<R, Reason> {
+    if let Some((netloc, path)) = http_netloc_and_path(url) {
+        return Ok(f(netloc, path));
+    }
     let cleaned = clean(url);
     let p = urlparse(&cleaned, "")?;
     Ok(f(p.netloc, p.path))
+}
+
+/// [`urlparse`]'s netloc and path of an `http(s)://` URL with no byte `clean` would
+/// touch and no bracket, in one pass (the links a crawl filters); `None` otherwise.
+fn http_netloc_and_path(url: &str) -> Option<(&str, &str)> {
+    let rest_at = if url.starts_with("http://") {
+        7
+    } else if url.starts_with("https://") {
+        8
+    } else {
+        return None;
+    };
+    let b = url.as_bytes();
+    let (mut netloc_end, mut query, mut fragment) = (None, None, None);
+    for (i, &c) in b.iter().enumerate().skip(rest_at) {
+        match c {
+            0..=b' ' => return None,
+            b'[' | b']' if netloc_end.is_none() => return None,
+            b'/' if netloc_end.is_none() => netloc_end = Some(i),
+            b'?' if query.is_none() && fragment.is_none() => {
+                netloc_end.get_or_insert(i);
+                query = Some(i);
+            }
+            b'#' if fragment.is_none() => {
+                netloc_end.get_or_insert(i);
+                fragment = Some(i);
+            }
+            _ => {}
+        }
+    }
+    let netloc_end = netloc_end.unwrap_or(b.len());
+    let path_end = query.or(fragment).unwrap_or(b.len());
+    let path = &url[netloc_end..path_end.max(netloc_end)];
+    // `_splitparams`: from the first ';' of the last segment.
+    let last = path.rfind('/').unwrap_or(0);
+    let path = match path[last..].find(';') {
+        Some(i) => &path[..last + i],
+        None => path,
+    };
+    Some((&url[rest_at..netloc_end], path))
 }
 
 /// CPython 3.11's `urllib.parse.urljoin(base, url)`.
@@ -291,4 +334,59 @@ fn join_parsed<'u>(b: &Parsed<'_>, url: &'u str) -> Result<Cow<'u, str>, Reason>
         joined.push('/');
     }
     Ok(Cow::Owned(urlunparse(&u, &joined)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{clean, http_netloc_and_path, urlparse};
+
+    fn slow(url: &str) -> Option<(String, String)> {
+        let cleaned = clean(url);
+        let p = urlparse(&cleaned, "").ok()?;
+        Some((p.netloc.to_owned(), p.path.to_owned()))
+    }
+
+    fn check(url: &str) -> bool {
+        match http_netloc_and_path(url) {
+            Some((n, p)) => {
+                assert_eq!(Some((n.to_owned(), p.to_owned())), slow(url), "{url:?}");
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[test]
+    fn the_one_pass_split_is_urlparses() {
+        let mut fast = 0;
+        for file in ["urls.json", "follow.json", "linkextract.json"] {
+            let path = format!("{}/tests/data/urls/{file}", env!("CARGO_MANIFEST_DIR"));
+            let text = std::fs::read_to_string(path).expect("corpus");
+            let value: serde_json::Value = serde_json::from_str(&text).expect("json");
+            let mut stack = vec![&value];
+            while let Some(v) = stack.pop() {
+                match v {
+                    serde_json::Value::String(s) => fast += usize::from(check(s)),
+                    serde_json::Value::Array(a) => stack.extend(a),
+                    serde_json::Value::Object(o) => stack.extend(o.values()),
+                    _ => {}
+                }
+            }
+        }
+        assert!(fast > 1000, "{fast}");
+        let alphabet: Vec<char> = "a/?#;:.@[]% é\t".chars().collect();
+        let mut state: u64 = 0x1234_5678_9ABC_DEF1;
+        for _ in 0..100_000 {
+            let mut url = String::from("http://");
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut r = state;
+            for _ in 0..(r % 20) {
+                r = r.rotate_left(5).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                url.push(alphabet[(r >> 33) as usize % alphabet.len()]);
+            }
+            check(&url);
+        }
+    }
 }
