@@ -8,6 +8,11 @@
 //
 //   ../shared/bench/run_peers.sh --ours "$PWD/target/release/examples/fixture_crawl {url} {conc} {items}"
 
+// `--features mimalloc`: as the `trawl` binary (DESIGN.md §14c).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use serde_json::json;
 use trawl::crawl::{Priority, Settings, run_spider};
 use trawl::testing::spiders::FixtureSpider;

@@ -4,6 +4,12 @@
 //! offer — raising the open-files soft limit to the hard limit at start, as many servers
 //! do, so that a thousand concurrent connections do not hit EMFILE — lives here.
 
+// `--features mimalloc`: mimalloc as the global allocator (DESIGN.md §14c: −7%
+// instructions per page, +7% pages/s, more resident memory).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     if let Some(note) = raise_open_files_limit() {
         trawl::cli::startup_note(note);
