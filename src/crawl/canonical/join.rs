@@ -32,15 +32,11 @@ struct Parsed<'a> {
     fragment: &'a str,
 }
 
-fn scheme_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')
-}
-
 /// `urlsplit`'s input cleaning (3.11.7): leading C0 controls and spaces go; tabs and
 /// newlines go everywhere.
 fn clean(url: &str) -> Cow<'_, str> {
     let url = url.trim_start_matches(|c: char| c <= ' ');
-    if url.contains(['\t', '\r', '\n']) {
+    if memchr::memchr3(b'\t', b'\r', b'\n', url.as_bytes()).is_some() {
         Cow::Owned(url.replace(['\t', '\r', '\n'], ""))
     } else {
         Cow::Borrowed(url)
@@ -51,11 +47,14 @@ fn clean(url: &str) -> Cow<'_, str> {
 fn urlparse<'a>(url: &'a str, default_scheme: &'a str) -> Result<Parsed<'a>, Reason> {
     let mut scheme = Cow::Borrowed(default_scheme);
     let mut rest = url;
-    if let Some(i) = rest.find(':')
-        && i > 0
-        && rest.as_bytes()[0].is_ascii_alphabetic()
-        && rest[..i].chars().all(scheme_char)
-    {
+    // The first ':' with only scheme characters before it (byte scans: this runs for
+    // every link of every page).
+    let b = rest.as_bytes();
+    let i = b
+        .iter()
+        .position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.')))
+        .unwrap_or(b.len());
+    if i > 0 && b.get(i) == Some(&b':') && b[0].is_ascii_alphabetic() {
         let s = &rest[..i];
         scheme = if s.bytes().any(|b| b.is_ascii_uppercase()) {
             Cow::Owned(s.to_ascii_lowercase())
@@ -66,16 +65,28 @@ fn urlparse<'a>(url: &'a str, default_scheme: &'a str) -> Result<Parsed<'a>, Rea
     }
     let mut netloc = "";
     if let Some(after) = rest.strip_prefix("//") {
-        let end = after.find(['/', '?', '#']).unwrap_or(after.len());
+        let end = after
+            .bytes()
+            .position(|c| matches!(c, b'/' | b'?' | b'#'))
+            .unwrap_or(after.len());
         netloc = &after[..end];
         rest = &after[end..];
-        if netloc.contains('[') != netloc.contains(']') {
+        let nb = netloc.as_bytes();
+        if nb.contains(&b'[') != nb.contains(&b']') {
             return Err("ValueError: Invalid IPv6 URL");
         }
     }
-    let (rest, fragment) = rest.split_once('#').unwrap_or((rest, ""));
-    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
-    let (path, params) = if USES_PARAMS.contains(&scheme.as_ref()) && path.contains(';') {
+    let (rest, fragment) = match memchr::memchr(b'#', rest.as_bytes()) {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, ""),
+    };
+    let (path, query) = match memchr::memchr(b'?', rest.as_bytes()) {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, ""),
+    };
+    let (path, params) = if memchr::memchr(b';', path.as_bytes()).is_some()
+        && USES_PARAMS.contains(&scheme.as_ref())
+    {
         let from = path.rfind('/').unwrap_or(0);
         match path[from..].find(';') {
             Some(i) => (&path[..from + i], &path[from + i + 1..]),
