@@ -370,9 +370,12 @@ impl LinkExtractor {
 
     /// Scrapy's `_link_allowed`.
     fn link_allowed(&self, link: &Link) -> bool {
-        // `_is_valid_url`: the text before "://".
-        let scheme = link.url.split("://").next().unwrap_or("");
-        if !matches!(scheme, "http" | "https" | "file" | "ftp") {
+        // `_is_valid_url`: the text before the first "://" is one of these (none of
+        // them holds "://", so a prefix test is the same question).
+        if !["http://", "https://", "file://", "ftp://"]
+            .iter()
+            .any(|p| link.url.starts_with(p))
+        {
             return false;
         }
         if !self.url_allowed(&link.url) {

@@ -160,9 +160,8 @@ pub(crate) fn parses_as_is(url: &str) -> bool {
     if !numeric {
         return true;
     }
-    let quad: Vec<&str> = host.split('.').collect();
-    quad.len() == 4
-        && quad.iter().all(|p| {
+    host.bytes().filter(|&b| b == b'.').count() == 3
+        && host.split('.').all(|p| {
             !p.is_empty()
                 && p.len() <= 3
                 && p.bytes().all(|b| b.is_ascii_digit())

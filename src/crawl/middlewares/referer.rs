@@ -96,7 +96,8 @@ impl ReferrerPolicy {
     /// when the policy compares origins (the scheme of Scrapy's string decides a
     /// downgrade; `safe_url_string` lower-cases it as the `url` crate does).
     pub fn referrer_for<'a>(self, from: &'a Referrers, to: &Request) -> Option<&'a str> {
-        let scheme = to.url_str().split_once(':').map_or("", |(s, _)| s);
+        let text = to.url_str();
+        let scheme = memchr::memchr(b':', text.as_bytes()).map_or("", |i| &text[..i]);
         self.decide(from, scheme, || to.url())
     }
 
