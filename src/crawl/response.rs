@@ -623,6 +623,41 @@ impl<'a> Selection<'a> {
         })
     }
 
+    /// parsel's `.re(regex)`: the regex applied to each result's text (an element's
+    /// outer HTML, a text, an attribute value), the matches flattened — a named group
+    /// `extract`, else every numbered group, else the whole match — with character
+    /// references replaced as w3lib does (all but `&lt;` and `&amp;`).
+    ///
+    /// # Errors
+    ///
+    /// The pattern does not compile (Rust `regex` syntax).
+    pub fn re(&self, regex: &str) -> Result<Vec<String>, regex::Error> {
+        let regex = regex::Regex::new(regex)?;
+        Ok(self.re_with(&regex, true))
+    }
+
+    /// parsel's `.re_first(regex)`: the first result of [`re`](Self::re).
+    ///
+    /// # Errors
+    ///
+    /// The pattern does not compile.
+    pub fn re_first(&self, regex: &str) -> Result<Option<String>, regex::Error> {
+        let regex = regex::Regex::new(regex)?;
+        Ok(self.items.iter().find_map(|n| {
+            super::select_re::extract_regex(&regex, &node_string(n), true)
+                .into_iter()
+                .next()
+        }))
+    }
+
+    /// `.re(regex, replace_entities=...)` with a compiled pattern.
+    pub fn re_with(&self, regex: &regex::Regex, replace_entities: bool) -> Vec<String> {
+        self.items
+            .iter()
+            .flat_map(|n| super::select_re::extract_regex(regex, &node_string(n), replace_entities))
+            .collect()
+    }
+
     /// The number of results.
     pub fn len(&self) -> usize {
         self.items.len()
