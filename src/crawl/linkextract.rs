@@ -4,11 +4,13 @@
 //! DOM was built for the page, [`crate::html::scan_links`] finds `<a href>` /
 //! `<area href>` (configurable `tags` and `attrs`) with the DOM's own tokenizer and
 //! tree-repair rules, so the links and their texts are the ones the DOM would give;
-//! when a DOM exists, the links come from it. URLs are resolved against the page's base URL
-//! (`<base href>` aware), whitespace-stripped like w3lib's `strip_html5_whitespace`,
-//! restricted to `http`, `https`, `file` and `ftp`, filtered by `deny_extensions`
-//! (Scrapy's `IGNORED_EXTENSIONS` by default) and allowed/denied domains, optionally
-//! canonicalised, and deduplicated by URL (`unique`).
+//! when a DOM exists, the links come from it. Each [`Link::url`] is the string Scrapy
+//! 2.19 builds (stripped, CPython `urljoin` on the `<base href>`-aware base URL,
+//! `process_value`, `safe_url_string` with the page's encoding, `urljoin` on the page
+//! URL); duplicates go before the filters (`http`/`https`/`file`/`ftp` only,
+//! `allow`/`deny`, domains on `urlparse`'s netloc, `deny_extensions` — Scrapy's
+//! `IGNORED_EXTENSIONS` by default — on its path, `restrict_text`), then optional
+//! canonicalisation and a last dedupe (`unique`).
 
 use std::rc::Rc;
 
