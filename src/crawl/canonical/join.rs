@@ -321,21 +321,24 @@ fn join_parsed<'u>(b: &Parsed<'_>, url: &'u str) -> Result<Cow<'u, str>, Reason>
         }
     }
     let dot_end = segments.last().is_some_and(|s| *s == "." || *s == "..");
-    let mut resolved: Vec<&str> = Vec::with_capacity(segments.len() + 1);
-    for seg in &segments {
-        match *seg {
-            ".." => {
-                resolved.pop();
-            }
+    // Resolved in place: the write index never passes the read index.
+    let mut kept: usize = 0;
+    for i in 0..segments.len() {
+        match segments[i] {
+            ".." => kept = kept.saturating_sub(1),
             "." => {}
-            s => resolved.push(s),
+            s => {
+                segments[kept] = s;
+                kept += 1;
+            }
         }
     }
+    segments.truncate(kept);
     if dot_end {
-        resolved.push("");
+        segments.push("");
     }
     let mut joined = String::with_capacity(u.path.len() + b.path.len());
-    for (i, s) in resolved.iter().enumerate() {
+    for (i, s) in segments.iter().enumerate() {
         if i > 0 {
             joined.push('/');
         }
