@@ -594,14 +594,37 @@ fn the_spider_state_survives_a_reopen_and_uncommitted_changes_do_not() {
     // Changed but never committed: a crash here forgets it.
     job.spider_state().set("pages", 8);
     drop(job);
-    let job = Job::open(&dir, "s", FsyncPolicy::Never, false, stats()).expect("reopen");
+    let mut reopened = Job::open(&dir, "s", FsyncPolicy::Never, false, stats());
+    for _ in 0..100 {
+        match &reopened {
+            // The fork window described below.
+            Err(e) if e.to_string().contains("in use by another process") => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                reopened = Job::open(&dir, "s", FsyncPolicy::Never, false, stats());
+            }
+            _ => break,
+        }
+    }
+    let job = reopened.expect("reopen");
     assert_eq!(job.spider_state().get("pages"), Some(serde_json::json!(7)));
     assert_eq!(
         job.spider_state().get("seen"),
         Some(serde_json::json!(["a", "b"]))
     );
     drop(job);
-    let other = Job::open(&dir, "another", FsyncPolicy::Never, false, stats());
+    // Other tests in this process spawn `trawl` children: between fork and exec a child
+    // holds a copy of every descriptor, so the flock of the job just dropped can outlive
+    // it for a moment ("in use by another process"). Retry through that window only.
+    let mut other = Job::open(&dir, "another", FsyncPolicy::Never, false, stats());
+    for _ in 0..100 {
+        match &other {
+            Err(e) if e.to_string().contains("in use by another process") => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                other = Job::open(&dir, "another", FsyncPolicy::Never, false, stats());
+            }
+            _ => break,
+        }
+    }
     assert!(
         other
             .err()
