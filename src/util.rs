@@ -126,6 +126,11 @@ pub fn peak_rss() -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// w3lib's `strip_html5_whitespace`: space, tab, LF, CR and FF off both ends.
+pub fn strip_html5_whitespace(text: &str) -> &str {
+    text.trim_matches([' ', '\t', '\n', '\r', '\x0c'])
+}
+
 /// The first `n` characters of `text` (Python's `text[0:n]`), without walking the
 /// characters when that prefix is ASCII (the common case).
 pub fn prefix_chars(text: &str, n: usize) -> &str {

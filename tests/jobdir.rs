@@ -34,6 +34,25 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
+/// `open()`, retried while it says "in use by another process": other tests in this
+/// process spawn `trawl` children, and between fork and exec a child holds a copy of
+/// every descriptor, so the flock of a job just dropped can outlive it for a moment.
+fn open_through_fork_window<T>(
+    open: impl Fn() -> Result<T, trawl::defer::Failure>,
+) -> Result<T, trawl::defer::Failure> {
+    let mut result = open();
+    for _ in 0..100 {
+        match &result {
+            Err(e) if e.to_string().contains("in use by another process") => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                result = open();
+            }
+            _ => break,
+        }
+    }
+    result
+}
+
 fn crawl_cmd(srv: &FixtureServer, dir: &Path, extra: &[&str]) -> Command {
     let mut c = Command::new(trawl());
     c.arg("crawl")
@@ -594,17 +613,8 @@ fn the_spider_state_survives_a_reopen_and_uncommitted_changes_do_not() {
     // Changed but never committed: a crash here forgets it.
     job.spider_state().set("pages", 8);
     drop(job);
-    let mut reopened = Job::open(&dir, "s", FsyncPolicy::Never, false, stats());
-    for _ in 0..100 {
-        match &reopened {
-            // The fork window described below.
-            Err(e) if e.to_string().contains("in use by another process") => {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-                reopened = Job::open(&dir, "s", FsyncPolicy::Never, false, stats());
-            }
-            _ => break,
-        }
-    }
+    let reopened =
+        open_through_fork_window(|| Job::open(&dir, "s", FsyncPolicy::Never, false, stats()));
     let job = reopened.expect("reopen");
     assert_eq!(job.spider_state().get("pages"), Some(serde_json::json!(7)));
     assert_eq!(
@@ -612,19 +622,8 @@ fn the_spider_state_survives_a_reopen_and_uncommitted_changes_do_not() {
         Some(serde_json::json!(["a", "b"]))
     );
     drop(job);
-    // Other tests in this process spawn `trawl` children: between fork and exec a child
-    // holds a copy of every descriptor, so the flock of the job just dropped can outlive
-    // it for a moment ("in use by another process"). Retry through that window only.
-    let mut other = Job::open(&dir, "another", FsyncPolicy::Never, false, stats());
-    for _ in 0..100 {
-        match &other {
-            Err(e) if e.to_string().contains("in use by another process") => {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-                other = Job::open(&dir, "another", FsyncPolicy::Never, false, stats());
-            }
-            _ => break,
-        }
-    }
+    let other =
+        open_through_fork_window(|| Job::open(&dir, "another", FsyncPolicy::Never, false, stats()));
     assert!(
         other
             .err()

@@ -153,7 +153,8 @@ impl FormRequest {
         if formdata.is_empty() {
             return Ok(request);
         }
-        let query = urlencode(formdata, codec)?;
+        let query = super::canonical::urlencode(formdata, codec)
+            .map_err(|reason| KindError::Encode(reason.to_owned()))?;
         if method == "POST" {
             request
                 .headers_mut()
@@ -178,57 +179,5 @@ impl FormRequest {
             rebuilt = rebuilt.with_encoding(label);
         }
         Ok(rebuilt)
-    }
-}
-
-/// Python's `urlencode(pairs, doseq=True)` of byte strings: `quote_plus` each side.
-fn urlencode(
-    pairs: &[(&str, &str)],
-    codec: &'static encoding_rs::Encoding,
-) -> Result<String, KindError> {
-    let mut out = String::new();
-    for (i, (k, v)) in pairs.iter().enumerate() {
-        if i > 0 {
-            out.push('&');
-        }
-        quote_plus(&mut out, &encode(k, codec)?);
-        out.push('=');
-        quote_plus(&mut out, &encode(v, codec)?);
-    }
-    Ok(out)
-}
-
-fn encode<'a>(
-    text: &'a str,
-    codec: &'static encoding_rs::Encoding,
-) -> Result<std::borrow::Cow<'a, [u8]>, KindError> {
-    if codec == encoding_rs::UTF_8 || text.is_ascii() {
-        return Ok(std::borrow::Cow::Borrowed(text.as_bytes()));
-    }
-    let (bytes, _, unmappable) = codec.encode(text);
-    if unmappable {
-        return Err(KindError::Encode(format!(
-            "{} cannot encode {text:?}",
-            codec.name()
-        )));
-    }
-    Ok(bytes)
-}
-
-/// `urllib.parse.quote_plus(bytes)`: letters, digits and `_.-~` kept, space as `+`.
-fn quote_plus(out: &mut String, bytes: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for &b in bytes {
-        match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'.' | b'-' | b'~' => {
-                out.push(char::from(b))
-            }
-            b' ' => out.push('+'),
-            _ => {
-                out.push('%');
-                out.push(char::from(HEX[usize::from(b >> 4)]));
-                out.push(char::from(HEX[usize::from(b & 15)]));
-            }
-        }
     }
 }

@@ -260,9 +260,7 @@ impl LinkExtractor {
         let base_join = super::canonical::Joiner::new(base);
         let page_join = super::canonical::Joiner::new(&page);
         let resolve = |raw: RawLink| -> Option<Link> {
-            let href = raw
-                .href
-                .trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c'));
+            let href = crate::util::strip_html5_whitespace(&raw.href);
             let joined = base_join.join(href).ok()?;
             let value = match &self.process_value {
                 Some(f) => std::borrow::Cow::Owned(f(&joined)?),

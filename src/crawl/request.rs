@@ -342,9 +342,14 @@ pub struct Request {
 impl Request {
     /// A GET request for an already parsed URL.
     pub fn new(url: Url) -> Self {
+        Self::get_request(OnceCell::from(url), None)
+    }
+
+    /// A plain GET with the URL in one of its two forms.
+    fn get_request(url: OnceCell<Url>, lazy: Option<Box<str>>) -> Self {
         Self {
-            url: OnceCell::from(url),
-            lazy: None,
+            url,
+            lazy,
             method: Method::Get,
             callback: None,
             priority: 0,
@@ -384,16 +389,7 @@ impl Request {
 
     /// A GET request for `safe`, a URL `parses_as_is` admits, parsed on first use.
     fn deferred(safe: String) -> Self {
-        Self {
-            url: OnceCell::new(),
-            lazy: Some(safe.into_boxed_str()),
-            method: Method::Get,
-            callback: None,
-            priority: 0,
-            dont_filter: false,
-            meta: Meta::new(),
-            extra: None,
-        }
+        Self::get_request(OnceCell::new(), Some(safe.into_boxed_str()))
     }
 
     /// Records `text` as the URL's Scrapy form (kept only when it differs from the

@@ -298,7 +298,7 @@ impl Response {
             else {
                 return page;
             };
-            let href = href.trim_matches([' ', '\t', '\n', '\r', '\x0c']);
+            let href = crate::util::strip_html5_whitespace(href);
             if href.is_empty() {
                 return page;
             }

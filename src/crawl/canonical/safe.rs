@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use super::quote::{PATH_SAFEST, quote_into, safe_table};
+use super::quote::{PATH_SAFEST, quote_into, quote_plus_into, safe_table};
 use super::split::{is_special, lower, split_rest, split_scheme, strip};
 use super::{CanonicalizeError, Reason, write_netloc};
 
@@ -45,6 +45,29 @@ pub fn safe_url_string_encoded(
         url: url.to_owned(),
         reason: reason.to_owned(),
     })
+}
+
+/// Python's `urlencode(pairs, doseq=True)` over the pairs encoded (strictly) with
+/// `encoding` — Scrapy's `FormRequest` form data: `quote_plus` each side, `&`-joined.
+///
+/// # Errors
+///
+/// `UnicodeEncodeError` for a character `encoding` cannot represent.
+pub(crate) fn urlencode(
+    pairs: &[(&str, &str)],
+    encoding: &'static encoding_rs::Encoding,
+) -> Result<String, Reason> {
+    let mut out: Vec<u8> = Vec::new();
+    for (i, (k, v)) in pairs.iter().enumerate() {
+        if i > 0 {
+            out.push(b'&');
+        }
+        quote_plus_into(&mut out, encode(k, encoding)?.iter().copied());
+        out.push(b'=');
+        quote_plus_into(&mut out, encode(v, encoding)?.iter().copied());
+    }
+    // Only ASCII was written.
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// `text.encode(encoding)`, strict.
