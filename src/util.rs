@@ -1,6 +1,6 @@
 //! Small shared helpers with no place in a layer: a fast non-cryptographic hasher for
 //! hot-path maps keyed by short strings (stats keys, per-page link sets), the one
-//! base64 (RFC 4648) of the crate, and the process's peak RSS. Nothing here depends on any other module of the
+//! base64 (RFC 4648) of the crate, Python's float repr, and the process's peak RSS. Nothing here depends on any other module of the
 //! crate. (Percent-decoding is the `percent-encoding` crate's, which `url` brings.)
 
 use std::hash::{BuildHasherDefault, Hasher};
@@ -159,6 +159,45 @@ pub fn contains_ascii_ci(hay: &[u8], needle_lower: &[u8]) -> bool {
         from = at;
     }
     false
+}
+
+/// Python's `repr(float)` of a finite number: the shortest round-trip digits, fixed
+/// notation for decimal exponents in [-4, 16), scientific (`1e+16`, `1.5e-05`)
+/// otherwise. (JSON and `str()` spell NaN and the infinities differently: callers
+/// handle those.)
+pub fn python_float_repr(f: f64) -> String {
+    // `{:e}` gives the shortest round-trip digits: "-1.2345e-7".
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    if (-4..16).contains(&exp) {
+        let point = exp + 1; // digits before the decimal point
+        let body = if point <= 0 {
+            format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
+        } else if point as usize >= digits.len() {
+            format!("{digits}{}.0", "0".repeat(point as usize - digits.len()))
+        } else {
+            format!(
+                "{}.{}",
+                &digits[..point as usize],
+                &digits[point as usize..]
+            )
+        };
+        format!("{sign}{body}")
+    } else {
+        let m = if digits.len() > 1 {
+            format!("{}.{}", &digits[..1], &digits[1..])
+        } else {
+            digits
+        };
+        let esign = if exp < 0 { '-' } else { '+' };
+        format!("{sign}{m}e{esign}{:02}", exp.unsigned_abs())
+    }
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! JSON headers) and [`FormRequest`] (url-encoded form data, in the body of a POST or
 //! the query of any other method). Bodies and URLs are byte-identical to Scrapy 2.19's
 //! (checked against `tests/data/requests/kinds.json`, recorded by `gen_kinds.py`).
-//! Building a request from an HTML `<form>` (`from_response`) is not here yet.
+//! Building a request from an HTML `<form>` (`from_response`) is in `form.rs`.
 
 use std::fmt;
 
@@ -21,6 +21,8 @@ pub enum KindError {
     Encode(String),
     /// An encoding label no codec answers to (Python's `LookupError`).
     UnknownEncoding(String),
+    /// `FormRequest::from_response` could not build the request (Scrapy's message).
+    Form(String),
 }
 
 impl fmt::Display for KindError {
@@ -29,6 +31,7 @@ impl fmt::Display for KindError {
             Self::Url(u) => write!(f, "invalid request URL: {u}"),
             Self::Encode(m) => write!(f, "UnicodeEncodeError: {m}"),
             Self::UnknownEncoding(e) => write!(f, "unknown encoding: {e}"),
+            Self::Form(m) => f.write_str(m),
         }
     }
 }
@@ -36,7 +39,27 @@ impl fmt::Display for KindError {
 impl std::error::Error for KindError {}
 
 fn get(url: &str) -> Result<Request, KindError> {
-    Request::get(url).map_err(|e| KindError::Url(format!("{url:?}: {e}")))
+    let request = Request::get(url).map_err(|e| KindError::Url(format!("{url:?}: {e}")))?;
+    let text = request.url_str();
+    if !(text.contains("://") || text.starts_with("about:") || text.starts_with("data:")) {
+        return Err(KindError::Url(format!(
+            "Missing scheme in request url: {text}"
+        )));
+    }
+    Ok(request)
+}
+
+/// Scrapy's `Request(url, encoding=...)`: `safe_url_string` with the request's
+/// encoding (the query and fragment in it, the path in UTF-8).
+fn get_encoded(url: &str, codec: &'static encoding_rs::Encoding) -> Result<Request, KindError> {
+    if codec == encoding_rs::UTF_8 {
+        return get(url);
+    }
+    let text = super::canonical::safe_url_string_encoded(url, codec)
+        .map_err(|e| KindError::Encode(e.to_string()))?;
+    let mut request = get(&text)?;
+    request.set_scrapy_url(text);
+    Ok(request)
 }
 
 /// Scrapy's `JsonRequest`: with `data`, the body is `json.dumps(data, sort_keys=True)`
@@ -140,7 +163,7 @@ impl FormRequest {
                 .ok_or_else(|| KindError::UnknownEncoding(label.to_owned()))?,
             None => encoding_rs::UTF_8,
         };
-        let mut request = get(url)?;
+        let mut request = get_encoded(url, codec)?;
         if let Some(label) = encoding {
             request = request.with_encoding(label);
         }
@@ -173,7 +196,7 @@ impl FormRequest {
             replaced.push('#');
             replaced.push_str(fragment);
         }
-        let mut rebuilt = get(&replaced)?;
+        let mut rebuilt = get_encoded(&replaced, codec)?;
         rebuilt.set_method(request.method().clone());
         if let Some(label) = encoding {
             rebuilt = rebuilt.with_encoding(label);

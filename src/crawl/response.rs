@@ -1,5 +1,6 @@
 //! [`Response`]: a downloaded page with Scrapy's conveniences — decoded text, `urljoin`,
-//! `follow`, and CSS selection with parsel's `::text` / `::attr(name)` pseudo-elements.
+//! `follow`, and selection ([`Selection`]: CSS with parsel's `::text` / `::attr(name)`,
+//! XPath 1.0 with parsel's extensions).
 //!
 //! A response is a cheap handle (`Rc`): middlewares, the scraper and callbacks share one
 //! body (`Bytes`, never copied). Text decoding and the HTML DOM are built lazily, at most
@@ -11,8 +12,7 @@
 //! 4 KiB, then UTF-8 (invalid bytes replaced). Labels map through the WHATWG table
 //! (`latin-1` is windows-1252, as in browsers and w3lib).
 
-use std::cell::{OnceCell, RefCell};
-use std::collections::HashMap;
+use std::cell::OnceCell;
 use std::fmt;
 use std::net::IpAddr;
 use std::rc::Rc;
@@ -21,6 +21,7 @@ use bytes::Bytes;
 use url::Url;
 
 use super::request::Request;
+use super::selection::Selection;
 use crate::proto::Headers;
 
 struct Inner {
@@ -358,12 +359,46 @@ impl Response {
     /// }
     /// ```
     pub fn css(&self, query: &str) -> Selection<'_> {
-        let doc = self.document();
-        Selection {
-            items: doc.root_element().map(Node::Element).into_iter().collect(),
-            root: true,
-        }
-        .css(query)
+        Selection::of_document(self.document()).css(query)
+    }
+
+    /// Selects with an XPath 1.0 expression, the root element as the context node (as
+    /// parsel's `response.xpath`), with parsel's `has-class` and the EXSLT `re:` and
+    /// `set:` functions. An invalid expression logs an error and selects nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use trawl::crawl::{Request, Response};
+    /// use trawl::proto::Headers;
+    ///
+    /// let req = Request::get("http://example.com/").unwrap();
+    /// let html = r#"<ul><li class="a">1</li><li class="a b">2</li></ul>"#;
+    /// let r = Response::new(req, 200, Headers::new(), html);
+    /// assert_eq!(r.xpath("//li[has-class('b')]/text()").getall(), ["2"]);
+    /// assert_eq!(r.xpath("count(//li)").get().as_deref(), Some("2.0"));
+    /// assert_eq!(r.css("ul").xpath("./li[1]/@class").get().as_deref(), Some("a"));
+    /// ```
+    pub fn xpath(&self, query: &str) -> Selection<'_> {
+        Selection::of_document(self.document()).xpath(query)
+    }
+
+    /// [`xpath`](Self::xpath) with `$variables` bound.
+    pub fn xpath_with(&self, query: &str, vars: &[(&str, crate::html::XPathVar)]) -> Selection<'_> {
+        Selection::of_document(self.document()).xpath_with(query, vars)
+    }
+
+    /// [`xpath_with`](Self::xpath_with), returning the error of a malformed expression.
+    ///
+    /// # Errors
+    ///
+    /// As [`Selection::try_xpath`].
+    pub fn try_xpath(
+        &self,
+        query: &str,
+        vars: &[(&str, crate::html::XPathVar)],
+    ) -> Result<Selection<'_>, crate::html::XPathError> {
+        Selection::of_document(self.document()).try_xpath(query, vars)
     }
 }
 
@@ -482,220 +517,6 @@ fn meta_charset(head: &[u8]) -> Option<&[u8]> {
         }
     }
     None
-}
-
-/// One selected thing.
-#[derive(Clone, Copy)]
-enum Node<'a> {
-    Element(crate::html::ElementRef<'a>),
-    Text(&'a str),
-    Attr(&'a str),
-}
-
-/// What follows `::` in a query.
-#[derive(Clone, Debug, PartialEq)]
-enum Pseudo {
-    Text,
-    Attr(String),
-}
-
-thread_local! {
-    static SELECTORS: RefCell<HashMap<String, Option<Rc<crate::html::Selector>>>> = RefCell::new(HashMap::new());
-}
-
-/// Parses (once per distinct query) and caches a selector; `None` if invalid.
-fn selector(css: &str) -> Option<Rc<crate::html::Selector>> {
-    SELECTORS.with(|cache| {
-        if let Some(s) = cache.borrow().get(css) {
-            return s.clone();
-        }
-        let parsed = match crate::html::Selector::parse(css) {
-            Ok(s) => Some(Rc::new(s)),
-            Err(e) => {
-                log::error!("{e}");
-                None
-            }
-        };
-        let mut cache = cache.borrow_mut();
-        if cache.len() > 1024 {
-            cache.clear();
-        }
-        cache.insert(css.to_owned(), parsed.clone());
-        parsed
-    })
-}
-
-fn split_pseudo(query: &str) -> (&str, Option<Pseudo>) {
-    let query = query.trim();
-    if let Some(css) = query.strip_suffix("::text") {
-        return (css.trim(), Some(Pseudo::Text));
-    }
-    if let Some(pos) = query.rfind("::attr(")
-        && let Some(name) = query[pos + 7..].strip_suffix(')')
-    {
-        return (
-            query[..pos].trim(),
-            Some(Pseudo::Attr(name.trim().to_owned())),
-        );
-    }
-    (query, None)
-}
-
-/// A list of selected elements, texts or attribute values (parsel's `SelectorList`).
-#[derive(Clone)]
-pub struct Selection<'a> {
-    items: Vec<Node<'a>>,
-    /// The selection is the document itself (its root element is in scope).
-    root: bool,
-}
-
-impl<'a> Selection<'a> {
-    /// Selects within each element of this selection.
-    pub fn css(&self, query: &str) -> Selection<'a> {
-        let (css, pseudo) = split_pseudo(query);
-        let mut elements: Vec<crate::html::ElementRef<'a>> = Vec::new();
-        if css.is_empty() {
-            elements.extend(self.items.iter().filter_map(|n| match n {
-                Node::Element(e) => Some(*e),
-                _ => None,
-            }));
-        } else {
-            let Some(sel) = selector(css) else {
-                return Selection {
-                    items: Vec::new(),
-                    root: false,
-                };
-            };
-            for node in &self.items {
-                if let Node::Element(e) = node {
-                    if self.root && e.matches(&sel) {
-                        elements.push(*e);
-                    }
-                    elements.extend(e.select(&sel));
-                }
-            }
-        }
-        let items = match pseudo {
-            None => elements.into_iter().map(Node::Element).collect(),
-            Some(Pseudo::Text) => elements
-                .iter()
-                .flat_map(|e| e.child_texts().map(Node::Text))
-                .collect(),
-            Some(Pseudo::Attr(name)) => elements
-                .iter()
-                .filter_map(|e| e.attr(&name).map(Node::Attr))
-                .collect(),
-        };
-        Selection { items, root: false }
-    }
-
-    /// The first result as text: an element's outer HTML, a text node, an attribute.
-    pub fn get(&self) -> Option<String> {
-        self.items.first().map(node_string)
-    }
-
-    /// Every result as text.
-    pub fn getall(&self) -> Vec<String> {
-        self.items.iter().map(node_string).collect()
-    }
-
-    /// The first result borrowed when it is a text node or attribute value.
-    pub fn get_str(&self) -> Option<&'a str> {
-        self.items.iter().find_map(|n| match n {
-            Node::Text(t) | Node::Attr(t) => Some(*t),
-            Node::Element(_) => None,
-        })
-    }
-
-    /// An attribute of the first selected element.
-    pub fn attrib(&self, name: &str) -> Option<&'a str> {
-        self.items.iter().find_map(|n| match n {
-            Node::Element(e) => e.attr(name),
-            _ => None,
-        })
-    }
-
-    /// All text inside the first selected element, concatenated.
-    pub fn text_content(&self) -> Option<String> {
-        self.items.first().map(|n| match n {
-            Node::Element(e) => e.text_content(),
-            Node::Text(t) | Node::Attr(t) => (*t).to_owned(),
-        })
-    }
-
-    /// parsel's `.re(regex)`: the regex applied to each result's text (an element's
-    /// outer HTML, a text, an attribute value), the matches flattened — a named group
-    /// `extract`, else every numbered group, else the whole match — with character
-    /// references replaced as w3lib does (all but `&lt;` and `&amp;`).
-    ///
-    /// # Errors
-    ///
-    /// The pattern does not compile (Rust `regex` syntax).
-    pub fn re(&self, regex: &str) -> Result<Vec<String>, regex::Error> {
-        let regex = regex::Regex::new(regex)?;
-        Ok(self.re_with(&regex, true))
-    }
-
-    /// parsel's `.re_first(regex)`: the first result of [`re`](Self::re).
-    ///
-    /// # Errors
-    ///
-    /// The pattern does not compile.
-    pub fn re_first(&self, regex: &str) -> Result<Option<String>, regex::Error> {
-        let regex = regex::Regex::new(regex)?;
-        Ok(self.items.iter().find_map(|n| {
-            super::select_re::extract_regex(&regex, &node_string(n), true)
-                .into_iter()
-                .next()
-        }))
-    }
-
-    /// `.re(regex, replace_entities=...)` with a compiled pattern.
-    pub fn re_with(&self, regex: &regex::Regex, replace_entities: bool) -> Vec<String> {
-        self.items
-            .iter()
-            .flat_map(|n| super::select_re::extract_regex(regex, &node_string(n), replace_entities))
-            .collect()
-    }
-
-    /// The number of results.
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    /// Whether nothing was selected.
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-}
-
-fn node_string(n: &Node<'_>) -> String {
-    match n {
-        Node::Element(e) => e.html(),
-        Node::Text(t) | Node::Attr(t) => (*t).to_owned(),
-    }
-}
-
-impl<'a> IntoIterator for Selection<'a> {
-    type Item = Selection<'a>;
-    type IntoIter = std::vec::IntoIter<Selection<'a>>;
-
-    fn into_iter(self) -> Self::IntoIter {
-        self.items
-            .into_iter()
-            .map(|n| Selection {
-                items: vec![n],
-                root: false,
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-    }
-}
-
-impl fmt::Debug for Selection<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.getall()).finish()
-    }
 }
 
 #[cfg(test)]

@@ -204,6 +204,22 @@ impl<'a> ElementRef<'a> {
         NodeId(self.id)
     }
 
+    /// One past the id of the element's last descendant.
+    pub fn end_id(&self) -> u32 {
+        self.node().end
+    }
+
+    /// The document the element is in.
+    pub fn document(&self) -> &'a Document {
+        self.doc
+    }
+
+    /// Every element inside this one, in document order.
+    pub fn descendant_elements(&self) -> impl Iterator<Item = ElementRef<'a>> + use<'a> {
+        let doc = self.doc;
+        (self.id + 1..self.node().end).filter_map(move |id| ElementRef::new(doc, id))
+    }
+
     /// The tag name's [`name_key`].
     pub fn name_key(&self) -> u64 {
         match self.node().kind {
@@ -303,7 +319,7 @@ impl<'a> ElementRef<'a> {
     }
 
     /// Every text inside this element, in order.
-    pub fn texts(&self) -> impl Iterator<Item = &'a str> + 'a {
+    pub fn texts(&self) -> impl Iterator<Item = &'a str> + use<'a> {
         let doc = self.doc;
         let node = self.node();
         (self.id + 1..node.end).filter_map(move |i| match doc.nodes[i as usize].kind {

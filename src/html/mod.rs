@@ -1,5 +1,5 @@
 //! HTML for the crawl: one tokenizer, one set of tree-repair rules, and two consumers —
-//! a compact DOM for CSS selection ([`Document`]) and a DOM-free link scanner
+//! a compact DOM for CSS and XPath selection ([`Document`], [`XPath`]) and a DOM-free link scanner
 //! ([`scan_links`]) that sees exactly the structure the DOM would have.
 //!
 //! # Why not html5ever
@@ -37,6 +37,7 @@ mod parse;
 mod select;
 mod tokenizer;
 mod tree;
+mod xpath;
 
 pub use dom::{Child, Document, ElementRef, Node, NodeId, name_key};
 pub use entities::{LONGEST_NAME, decode_entities};
@@ -44,3 +45,4 @@ pub use links::{RawLink, TextBudget, rel_has_nofollow, scan_links};
 pub use select::{Selector, SelectorError};
 pub use tokenizer::MAX_ATTRIBUTES;
 pub use tree::{MAX_DEPTH, ParseStats};
+pub use xpath::{XPath, XPathError, XPathItem, XPathValue, XPathVar, python_float_str};

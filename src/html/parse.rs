@@ -96,19 +96,46 @@ impl DomSink {
     }
 }
 
+/// libxml2's boolean attributes (`htmlBooleanAttrs`).
+fn is_boolean_attr(name: &str) -> bool {
+    matches!(
+        name,
+        "checked"
+            | "compact"
+            | "declare"
+            | "defer"
+            | "disabled"
+            | "ismap"
+            | "multiple"
+            | "nohref"
+            | "noresize"
+            | "noshade"
+            | "nowrap"
+            | "readonly"
+            | "selected"
+    )
+}
+
 impl TreeSink for DomSink {
     fn element(&mut self, parent: u32, name: &str, k: u64, attrs: Attrs<'_>) -> u32 {
         let name_span = self.push_str(name);
         let first = self.doc.attrs.len();
-        for (raw_name, raw_value) in attrs.iter() {
+        for (raw_name, raw_value, valued) in attrs.iter_valued() {
             let name = lower(raw_name);
             let nk = super::dom::name_key(&name);
             if self.duplicate(first, &name, nk) {
                 continue;
             }
-            let name = self.push_str(&name);
-            let value = decode_counting(raw_value, true, &mut self.steps);
-            let value = self.push_str(&value);
+            let name_span = self.push_str(&name);
+            // libxml2 gives its boolean attributes written without a value their own
+            // name as value (`<input checked>`: `@checked` is "checked").
+            let value = if !valued && is_boolean_attr(&name) {
+                name_span
+            } else {
+                let value = decode_counting(raw_value, true, &mut self.steps);
+                self.push_str(&value)
+            };
+            let name = name_span;
             self.doc.attrs.push(Attr {
                 name,
                 key: nk,

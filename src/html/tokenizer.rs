@@ -20,6 +20,9 @@ use std::borrow::Cow;
 /// The most attributes one tag keeps; later ones are scanned and dropped.
 pub const MAX_ATTRIBUTES: usize = 1024;
 
+/// The value range of an attribute written without `=` (it reads as empty).
+pub(crate) const NO_VALUE: (usize, usize) = (usize::MAX, usize::MAX);
+
 /// An attribute as found in the source: byte ranges of its name and value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct RawAttr {
@@ -43,6 +46,18 @@ impl<'a> Attrs<'a> {
     };
 
     /// `(name, value)` pairs as written.
+    /// Each attribute's raw name and value, and whether it was written with a value.
+    pub(crate) fn iter_valued(&self) -> impl Iterator<Item = (&'a str, &'a str, bool)> + 'a {
+        let source = self.source;
+        self.list.iter().map(move |a| {
+            (
+                source.get(a.name.0..a.name.1).unwrap_or(""),
+                source.get(a.value.0..a.value.1).unwrap_or(""),
+                a.value != NO_VALUE,
+            )
+        })
+    }
+
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
         let source = self.source;
         self.list.iter().map(move |a| {
@@ -503,7 +518,7 @@ impl<'a> Tokenizer<'a> {
                     }
                 }
             } else {
-                (pos, pos)
+                NO_VALUE
             };
             if keep {
                 if self.attrs.len() < MAX_ATTRIBUTES {

@@ -588,6 +588,13 @@ pub(crate) struct TreeBuilder<S> {
     inserted: u8,
     /// Misplaced `html`/`head`/`body` start tags dropped (their end tags are too).
     discarded: u32,
+    /// `</body>` or `</html>` was seen: whitespace-only text directly in the body
+    /// goes where libxml2, having closed the body, puts it — into `after_body` until
+    /// `</html>` (`html_ended`), nowhere after.
+    body_ended: bool,
+    html_ended: bool,
+    /// Whitespace between `</body>` and `</html>`, appended to `<html>` at the end.
+    after_body: String,
     pub(crate) stats: ParseStats,
 }
 
@@ -599,6 +606,9 @@ impl<S: TreeSink> TreeBuilder<S> {
             top_of: FxHashMap::default(),
             classes: Default::default(),
             inserted: 0,
+            body_ended: false,
+            html_ended: false,
+            after_body: String::new(),
             discarded: 0,
             stats: ParseStats::default(),
         }
@@ -622,6 +632,14 @@ impl<S: TreeSink> TreeBuilder<S> {
                     self.check_implied(&name, k);
                 }
             }
+        }
+        if !self.after_body.is_empty() && self.stack.first().is_some_and(|o| o.key == K_HTML) {
+            while self.stack.len() > 1 {
+                self.pop();
+            }
+            let html_node = self.current();
+            let ws = std::mem::take(&mut self.after_body);
+            self.sink.text(html_node, &ws, false);
         }
         while !self.stack.is_empty() {
             self.pop();
@@ -772,8 +790,11 @@ impl<S: TreeSink> TreeBuilder<S> {
             self.discarded -= 1;
             return;
         }
-        // Deliberate: content after </body> or </html> stays in the body.
+        // Deliberate: content after </body> or </html> stays in the body — but, as in
+        // libxml2, whitespace-only text after them is dropped.
         if k == K_HTML || k == K_BODY {
+            self.body_ended = true;
+            self.html_ended |= k == K_HTML;
             return;
         }
         let Some(&idx) = self.top_of.get(&k) else {
@@ -824,6 +845,20 @@ impl<S: TreeSink> TreeBuilder<S> {
             return;
         }
         if self.stack.is_empty() {
+            return;
+        }
+        if self.body_ended
+            && self.current_key() == K_BODY
+            && decode
+            && text
+                .bytes()
+                .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c'))
+        {
+            // libxml2 puts whitespace between `</body>` and `</html>` after the body,
+            // in `<html>`, and drops it after `</html>`.
+            if !self.html_ended {
+                self.after_body.push_str(text);
+            }
             return;
         }
         self.sink.text(self.current(), text, decode);
