@@ -3,6 +3,8 @@
 //! * HTML: trawl's own DOM (`trawl::html`) against `scraper` (html5ever + the same
 //!   `selectors` crate) on the fixture site's pages — parse alone, then parse + the
 //!   fixture spider's selections (`div.quote` → `span.text`, `small.author`, `a[href]`).
+//! * Selection on a parsed page: parsel's API with CSS against the same answers with
+//!   XPath.
 //! * The fixture spider's whole callback (items + `LinkExtractor` + joins) on a
 //!   `Response`, and the fingerprint + dupefilter cost per extracted link.
 //!
@@ -14,7 +16,7 @@
 mod support;
 
 use support::{bench, smoke};
-use trawl::crawl::{Request, Response, Spider};
+use trawl::crawl::{Request, Response, Selection, Spider};
 use trawl::html::{Document, Selector};
 use trawl::proto::Headers;
 use trawl::testing::Site;
@@ -103,6 +105,51 @@ fn html_benches() {
             .collect();
         assert_eq!(ours, theirs, "trawl and scraper disagree on a page's links");
     }
+
+    // Selection on a parsed page, as a spider writes it: parsel's API with CSS, then
+    // the same answers with XPath (compiled expressions cached, as CSS selectors are).
+    let docs: Vec<Document> = pages.iter().map(|(_, p)| Document::parse(p)).collect();
+    let by_css = |doc: &Document| {
+        let page = Selection::of_document(doc);
+        let mut out: Vec<Option<String>> = Vec::new();
+        for q in page.css("div.quote") {
+            out.push(q.css("span.text::text").get());
+            out.push(q.css("small.author::text").get());
+        }
+        out.extend(page.css("a::attr(href)").getall().into_iter().map(Some));
+        out
+    };
+    let by_xpath = |doc: &Document| {
+        let page = Selection::of_document(doc);
+        let mut out: Vec<Option<String>> = Vec::new();
+        for q in page.xpath("//div[has-class('quote')]") {
+            out.push(q.xpath("./span[has-class('text')]/text()").get());
+            out.push(q.xpath(".//small[has-class('author')]/text()").get());
+        }
+        out.extend(page.xpath("//a/@href").getall().into_iter().map(Some));
+        out
+    };
+    for doc in docs.iter().take(50) {
+        assert_eq!(
+            by_css(doc),
+            by_xpath(doc),
+            "CSS and XPath disagree on a page"
+        );
+    }
+    let n_docs = docs.len() as f64;
+    let css_ns = bench("select: CSS (quotes, authors, a::attr(href))", 1, || {
+        docs.iter().map(|d| by_css(d).len()).sum::<usize>()
+    });
+    println!("{:<60} {:>10.2} µs/page", "", css_ns / n_docs / 1000.0);
+    let xpath_ns = bench("select: XPath (the same answers)", 1, || {
+        docs.iter().map(|d| by_xpath(d).len()).sum::<usize>()
+    });
+    println!(
+        "{:<60} {:>10.2} µs/page ({:.2}× CSS)",
+        "",
+        xpath_ns / n_docs / 1000.0,
+        xpath_ns / css_ns
+    );
 
     let responses: Vec<Response> = pages
         .iter()

@@ -56,6 +56,17 @@ fn api_posts_json_and_reads_json() {
 }
 
 #[test]
+fn login_submits_the_form_and_reads_the_account() {
+    let out = run("login", &[]);
+    // robots.txt, the login page, the account page (the POST's 302 is followed below
+    // the engine); the five quotes of the account page.
+    assert!(
+        out.contains("logged in as ann: 5 favourite quotes from the account page, 3 responses"),
+        "{out}"
+    );
+}
+
+#[test]
 fn crawl_rules_finds_every_author() {
     let out = run("crawl_rules", &[]);
     assert!(out.contains("20 authors from"), "{out}");

@@ -21,6 +21,7 @@
 mod basehref;
 mod canonical;
 pub mod context;
+pub mod contracts;
 pub mod crawler;
 pub mod crawlspider;
 pub mod downloader;
@@ -59,6 +60,7 @@ use std::rc::Rc;
 
 pub use canonical::{canonicalize_url, safe_url_string, safe_url_string_encoded, urljoin};
 pub use context::{CrawlContext, EngineOps};
+pub use contracts::Contract;
 pub use crawler::{Crawler, Registry};
 pub use crawlspider::{CrawlSpider, Rule};
 pub use form::FormOptions;

@@ -196,4 +196,10 @@ pub trait Spider {
 
     /// Called when the spider closes, with the reason (Scrapy's `closed`).
     fn closed(&mut self, _reason: &str) {}
+
+    /// The contracts `check` verifies (Scrapy's `@url` / `@returns` / `@scrapes`
+    /// docstring contracts): a page per callback and what the callback must return.
+    fn contracts(&self) -> Vec<super::contracts::Contract> {
+        Vec::new()
+    }
 }

@@ -9,6 +9,7 @@
 
 pub mod fixture;
 pub mod hostile;
+pub mod login;
 pub mod redis_server;
 mod routes;
 pub mod site;

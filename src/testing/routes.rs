@@ -173,6 +173,9 @@ impl Shared {
         if let Some(i) = site.page_number(path) {
             return html(200, site.render_page(i));
         }
+        if let Some(reply) = super::login::route(req, path, site) {
+            return reply;
+        }
         let mut parts = path.trim_start_matches('/').splitn(3, '/');
         let first = parts.next().unwrap_or("");
         let second = parts.next().unwrap_or("");

@@ -7,7 +7,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::XPathError;
-use super::funcs::{number_to_string, string_to_number};
+use super::funcs::{Func, number_to_string, string_to_number};
 use super::parse::{Arith, Axis, Cmp, Expr, NodeTest, Step};
 use crate::html::dom::{Document, Kind, NONE};
 
@@ -177,6 +177,19 @@ impl<'d, 'v> Eval<'d, 'v> {
         (p != NONE).then(|| XNode::node(p))
     }
 
+    /// The string-value of a node, borrowed when it is one attribute value or text.
+    pub(crate) fn str_value(&self, n: XNode) -> std::borrow::Cow<'d, str> {
+        if n.id != FOREIGN && n.sub != NAMESPACE {
+            if n.sub > 0 {
+                return std::borrow::Cow::Borrowed(self.attr(n).map_or("", |(_, v)| v));
+            }
+            if let Some(Kind::Text(span)) = self.kind(n.id) {
+                return std::borrow::Cow::Borrowed(self.doc.str(span));
+            }
+        }
+        std::borrow::Cow::Owned(self.string_value(n))
+    }
+
     /// The string-value of a node (§5).
     pub(crate) fn string_value(&self, n: XNode) -> String {
         if n.id == FOREIGN {
@@ -213,6 +226,25 @@ impl<'d, 'v> Eval<'d, 'v> {
             Expr::Or(a, b) => Val::Bool(self.boolean(a, ctx)? || self.boolean(b, ctx)?),
             Expr::And(a, b) => Val::Bool(self.boolean(a, ctx)? && self.boolean(b, ctx)?),
             Expr::Cmp(op, a, b) => {
+                // `@class = 'x'`: a node-set against a literal, compared in place.
+                let literal = match (&**a, &**b) {
+                    (other, Expr::Literal(l)) | (Expr::Literal(l), other)
+                        if matches!(op, Cmp::Eq | Cmp::Ne) =>
+                    {
+                        Some((l, other))
+                    }
+                    _ => None,
+                };
+                if let Some((lit, other)) = literal {
+                    let v = self.eval(other, ctx)?;
+                    if let Val::Nodes(ns) = &v {
+                        let eq = *op == Cmp::Eq;
+                        return Ok(Val::Bool(
+                            ns.iter()
+                                .any(|&n| (self.str_value(n) == lit.as_str()) == eq),
+                        ));
+                    }
+                }
                 let a = self.eval(a, ctx)?;
                 let b = self.eval(b, ctx)?;
                 Val::Bool(self.compare(*op, &a, &b))
@@ -284,18 +316,19 @@ impl<'d, 'v> Eval<'d, 'v> {
         let mut i = 0;
         while i < steps.len() {
             let step = &steps[i];
-            // `//name` without predicates: descendant::name, with no per-node sets.
+            // `//name[p]` with predicates that do not depend on the position:
+            // descendant::name[p], with no per-node sets.
             if step.axis == Axis::DescendantOrSelf
                 && step.test == NodeTest::Node
                 && step.preds.is_empty()
                 && let Some(next) = steps.get(i + 1)
                 && next.axis == Axis::Child
-                && next.preds.is_empty()
+                && next.preds.iter().all(position_free)
             {
                 let merged = Step {
                     axis: Axis::Descendant,
                     test: next.test.clone(),
-                    preds: Vec::new(),
+                    preds: next.preds.clone(),
                 };
                 nodes = self.step(&nodes, &merged)?;
                 i += 2;
@@ -543,12 +576,14 @@ impl<'d, 'v> Eval<'d, 'v> {
     fn compare(&self, op: Cmp, a: &Val, b: &Val) -> bool {
         match (a, b) {
             (Val::Nodes(x), Val::Nodes(y)) => {
-                let xs: Vec<String> = x.iter().map(|&n| self.string_value(n)).collect();
-                let ys: Vec<String> = y.iter().map(|&n| self.string_value(n)).collect();
+                let xs: Vec<std::borrow::Cow<'_, str>> =
+                    x.iter().map(|&n| self.str_value(n)).collect();
+                let ys: Vec<std::borrow::Cow<'_, str>> =
+                    y.iter().map(|&n| self.str_value(n)).collect();
                 match op {
                     Cmp::Eq => {
-                        let set: HashSet<&str> = ys.iter().map(String::as_str).collect();
-                        xs.iter().any(|s| set.contains(s.as_str()))
+                        let set: HashSet<&str> = ys.iter().map(|s| s.as_ref()).collect();
+                        xs.iter().any(|s| set.contains(s.as_ref()))
                     }
                     Cmp::Ne => {
                         if xs.is_empty() || ys.is_empty() {
@@ -596,20 +631,61 @@ impl<'d, 'v> Eval<'d, 'v> {
             }
             Val::Num(k) => nodes
                 .iter()
-                .any(|&n| num_cmp(op, string_to_number(&self.string_value(n)), *k)),
+                .any(|&n| num_cmp(op, string_to_number(&self.str_value(n)), *k)),
             Val::Str(s) => match op {
-                Cmp::Eq => nodes.iter().any(|&n| self.string_value(n) == *s),
-                Cmp::Ne => nodes.iter().any(|&n| self.string_value(n) != *s),
+                Cmp::Eq => nodes.iter().any(|&n| self.str_value(n) == s.as_str()),
+                Cmp::Ne => nodes.iter().any(|&n| self.str_value(n) != s.as_str()),
                 _ => {
                     let k = string_to_number(s);
                     nodes
                         .iter()
-                        .any(|&n| num_cmp(op, string_to_number(&self.string_value(n)), k))
+                        .any(|&n| num_cmp(op, string_to_number(&self.str_value(n)), k))
                 }
             },
             Val::Nodes(_) => false,
         }
     }
+}
+
+/// Whether a predicate's value cannot depend on the context position or size: it is
+/// a boolean (a comparison, `and`/`or`, a boolean function) or a node-set (a path),
+/// with no `position()` or `last()` outside nested predicates. Such a predicate
+/// filters `//x` the same as `descendant::x`.
+fn position_free(pred: &Expr) -> bool {
+    fn no_position(e: &Expr) -> bool {
+        match e {
+            Expr::Call(Func::Position | Func::Last, _) => false,
+            Expr::Call(_, args) => args.iter().all(no_position),
+            Expr::Or(a, b)
+            | Expr::And(a, b)
+            | Expr::Cmp(_, a, b)
+            | Expr::Arith(_, a, b)
+            | Expr::Union(a, b) => no_position(a) && no_position(b),
+            Expr::Neg(a) => no_position(a),
+            // Predicates inside a path or filter have their own positions.
+            Expr::Filter { primary, .. } => no_position(primary),
+            Expr::Path { .. } | Expr::Literal(_) | Expr::Number(_) | Expr::Var(_) => true,
+        }
+    }
+    let boolean_or_nodes = match pred {
+        Expr::Or(..) | Expr::And(..) | Expr::Cmp(..) | Expr::Path { .. } | Expr::Union(..) => true,
+        Expr::Call(f, _) => matches!(
+            f,
+            Func::Boolean
+                | Func::Not
+                | Func::True
+                | Func::False
+                | Func::Lang
+                | Func::StartsWith
+                | Func::Contains
+                | Func::HasClass
+                | Func::ReTest
+                | Func::SetHasSameNode
+                | Func::Id
+        ),
+        _ => false,
+    };
+    boolean_or_nodes && no_position(pred)
 }
 
 pub(crate) fn to_boolean(v: &Val) -> bool {

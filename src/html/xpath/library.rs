@@ -219,38 +219,53 @@ impl<'d> Eval<'d, '_> {
     /// parsel's `has-class(...)`: every argument (a string) is one of the context
     /// element's classes, its `class` split on HTML5 whitespace.
     fn has_class(&mut self, args: &[Expr], ctx: Ctx) -> Result<Val, XPathError> {
-        let mut wanted = Vec::new();
-        for a in args {
-            match self.eval(a, ctx)? {
-                Val::Str(s) => wanted.push(s),
-                _ => return Err(rt("has-class arguments must be strings")),
-            }
-        }
         let class = if ctx.node.sub == 0 && ctx.node.id != FOREIGN {
             self.attrs(ctx.node.id)
                 .iter()
-                .find(|a| self.doc.str(a.name) == "class")
+                .find(|a| a.key == crate::html::name_key("class"))
                 .map(|a| self.doc.str(a.value))
         } else {
             None
         };
+        // Literal arguments (the usual case) are read in place; others evaluated, and
+        // must be strings (parsel checks the types even when there is no class).
+        let mut wanted: Vec<std::borrow::Cow<'_, str>> = Vec::with_capacity(args.len());
+        for a in args {
+            match a {
+                Expr::Literal(s) => wanted.push(std::borrow::Cow::Borrowed(s.as_str())),
+                other => match self.eval(other, ctx)? {
+                    Val::Str(s) => wanted.push(std::borrow::Cow::Owned(s)),
+                    _ => return Err(rt("has-class arguments must be strings")),
+                },
+            }
+        }
         let Some(class) = class else {
             return Ok(Val::Bool(false));
         };
-        // parsel: `" " + class + " "`, runs of HTML5 whitespace made one space.
-        let mut padded = std::string::String::with_capacity(class.len() + 2);
-        for c in format!(" {class} ").chars() {
-            if matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c') {
-                if !padded.ends_with(' ') {
-                    padded.push(' ');
-                }
+        let html5_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c');
+        Ok(Val::Bool(wanted.iter().all(|c| {
+            if c.is_empty() {
+                // `"  "` is never in parsel's normalised string.
+                false
+            } else if !c.contains(html5_space) {
+                // One class: one of the attribute's whitespace-separated tokens.
+                class.split(html5_space).any(|t| t == c.as_ref())
             } else {
-                padded.push(c);
+                // parsel: `" " + class + " "` with runs of HTML5 whitespace made one
+                // space, searched for `" " + c + " "`.
+                let mut padded = std::string::String::with_capacity(class.len() + 2);
+                for ch in format!(" {class} ").chars() {
+                    if html5_space(ch) {
+                        if !padded.ends_with(' ') {
+                            padded.push(' ');
+                        }
+                    } else {
+                        padded.push(ch);
+                    }
+                }
+                padded.contains(&format!(" {c} "))
             }
-        }
-        Ok(Val::Bool(
-            wanted.iter().all(|c| padded.contains(&format!(" {c} "))),
-        ))
+        })))
     }
 
     /// An argument as lxml hands it to a Python extension function and its
