@@ -506,3 +506,48 @@ fn running_out_of_file_descriptors_is_backpressure_not_lost_requests() {
         "{stderr}"
     );
 }
+
+#[test]
+fn shell_answers_expressions_from_standard_input() {
+    let srv = server(20);
+    let mut child = trawl()
+        .args(["shell", &srv.url("/page/1/")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("trawl shell runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(
+            b"css title::text\nxpath count(//div[has-class('quote')])\n//li[has-class('next')]/a/@href\nre \\d+\nxpath //a[\nstatus\nquit\n",
+        )
+        .expect("write");
+    let o = child.wait_with_output().expect("trawl shell ends");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        out,
+        "[0] Quotes to Scrape\n[0] 10.0\n[0] /page/2/\n[0] 2\n\
+         error: XPath error: expected a node test (end of expression) at position 4\n200\n"
+    );
+}
+
+#[test]
+fn project_commands_point_to_a_project() {
+    for cmd in ["list", "parse", "check"] {
+        let o = run(&[cmd]);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("trawl new NAME"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    let o = run(&["crawl", "-a", "x=1", "http://127.0.0.1:9/"]);
+    assert_eq!(o.status.code(), Some(2));
+}

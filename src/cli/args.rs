@@ -24,7 +24,7 @@ struct Opt {
     commands: &'static [&'static str],
 }
 
-const COMMON: &[&str] = &["crawl", "fetch", "bench"];
+const COMMON: &[&str] = &["crawl", "fetch", "bench", "parse", "check", "shell"];
 
 const OPTS: &[Opt] = &[
     Opt {
@@ -118,6 +118,30 @@ const OPTS: &[Opt] = &[
         commands: &["crawl"],
     },
     Opt {
+        name: "a",
+        spellings: &["-a"],
+        value: true,
+        commands: &["crawl", "parse", "check"],
+    },
+    Opt {
+        name: "spider",
+        spellings: &["--spider"],
+        value: true,
+        commands: &["parse"],
+    },
+    Opt {
+        name: "callback",
+        spellings: &["-c", "--callback"],
+        value: true,
+        commands: &["parse"],
+    },
+    Opt {
+        name: "trawl-path",
+        spellings: &["--trawl-path"],
+        value: true,
+        commands: &["new"],
+    },
+    Opt {
         name: "name",
         spellings: &["--name"],
         value: true,
@@ -186,7 +210,9 @@ const OPTS: &[Opt] = &[
 ];
 
 /// The commands.
-pub const COMMANDS: &[&str] = &["bench", "crawl", "fetch", "serve", "version", "help"];
+pub const COMMANDS: &[&str] = &[
+    "bench", "crawl", "fetch", "serve", "version", "help", "list", "parse", "check", "shell", "new",
+];
 
 /// A parsed command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

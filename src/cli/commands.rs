@@ -92,6 +92,8 @@ pub(super) fn run(args: Args) -> Result<i32, CliError> {
                 "crawl" => CRAWL_HELP,
                 "fetch" => FETCH_HELP,
                 "serve" => SERVE_HELP,
+                "shell" => super::shell::HELP,
+                "new" => super::new::HELP,
                 _ => HELP,
             }
         );
@@ -110,6 +112,13 @@ pub(super) fn run(args: Args) -> Result<i32, CliError> {
         "crawl" => crawl(&args),
         "fetch" => fetch(&args),
         "serve" => serve(&args),
+        "shell" => super::shell::shell(&args),
+        "new" => super::new::new_project(&args),
+        "list" | "parse" | "check" => Err(CliError::Usage(format!(
+            "`{}` works on a project's spiders: run it with your project's binary \
+             (`trawl new NAME` makes one; then `cargo run -- {}`)",
+            args.command, args.command
+        ))),
         other => Err(CliError::Usage(format!("unknown command {other:?}"))),
     }
 }
@@ -124,7 +133,7 @@ fn no_positional(args: &Args) -> Result<(), CliError> {
     }
 }
 
-fn logging(args: &Args, default: &str) -> Result<(), CliError> {
+pub(super) fn logging(args: &Args, default: &str) -> Result<(), CliError> {
     init_logging(
         args.value("loglevel").unwrap_or(default),
         args.value("logfile"),
@@ -134,7 +143,7 @@ fn logging(args: &Args, default: &str) -> Result<(), CliError> {
 /// The command's log level as a setting: `-L` at command-line priority, the command's
 /// default at command priority (so a spider's `custom_settings` or `-s LOG_LEVEL=`
 /// overrides the default, as in Scrapy).
-fn log_level_setting(args: &Args, default: &str, settings: &mut Settings) {
+pub(super) fn log_level_setting(args: &Args, default: &str, settings: &mut Settings) {
     match args.value("loglevel") {
         Some(level) => settings.set("LOG_LEVEL", level, Priority::Cmdline),
         None => settings.set("LOG_LEVEL", default, Priority::Command),
@@ -262,6 +271,11 @@ impl Spider for Pages {
 }
 
 fn crawl(args: &Args) -> Result<i32, CliError> {
+    if args.flag("a") {
+        return Err(CliError::Usage(
+            "-a passes arguments to a project's spider: `trawl crawl` takes URLs".into(),
+        ));
+    }
     let redis = args.value("redis");
     if args.value("redis-start-key").is_some() && redis.is_none() {
         return Err(CliError::Usage(
@@ -440,20 +454,7 @@ fn fetch(args: &Args) -> Result<i32, CliError> {
         request = request.with_meta("handle_httpstatus_list", all_but_3xx);
     }
     logging(args, "CRITICAL")?;
-    let mut settings = Settings::new();
-    // As `scrapy fetch` outside a project: fetch what was asked for.
-    settings.set("ROBOTSTXT_OBEY", false, Priority::Command);
-    settings.set("STATS_DUMP", false, Priority::Command);
-    log_level_setting(args, "CRITICAL", &mut settings);
-    apply_common(args, &mut settings)?;
-    let result: FetchResult = Rc::default();
-    let spider = Fetch {
-        request: Some(request),
-        result: result.clone(),
-    };
-    run_crawl(Box::new(spider), settings, Registry::with_builtins(), false)?;
-    let outcome = result.borrow_mut().take();
-    match outcome {
+    match fetch_response(args, request, "CRITICAL")? {
         Some(Ok(resp)) => {
             use std::io::Write;
             let mut out = std::io::stdout().lock();
@@ -495,6 +496,29 @@ fn fetch(args: &Args) -> Result<i32, CliError> {
             "fetch {url} failed: the request was dropped (offsite, robots.txt, or a filter)"
         ))),
     }
+}
+
+/// Downloads one request through the middlewares as `scrapy fetch` does outside a
+/// project (robots.txt not obeyed, no stats dump): the response, the failure, or
+/// `None` when a filter dropped the request.
+pub(super) fn fetch_response(
+    args: &Args,
+    request: Request,
+    default_level: &str,
+) -> Result<Option<Result<Response, String>>, CliError> {
+    let mut settings = Settings::new();
+    settings.set("ROBOTSTXT_OBEY", false, Priority::Command);
+    settings.set("STATS_DUMP", false, Priority::Command);
+    log_level_setting(args, default_level, &mut settings);
+    apply_common(args, &mut settings)?;
+    let result: FetchResult = Rc::default();
+    let spider = Fetch {
+        request: Some(request),
+        result: result.clone(),
+    };
+    run_crawl(Box::new(spider), settings, Registry::with_builtins(), false)?;
+    let outcome = result.borrow_mut().take();
+    Ok(outcome)
 }
 
 // ---------------------------------------------------------------- serve

@@ -1,5 +1,6 @@
-//! L7: the `trawl` command — `bench`, `crawl`, `fetch`, `serve` — as Scrapy users know
-//! `scrapy bench`, `scrapy crawl`, `scrapy fetch`.
+//! L7: the `trawl` command — `bench`, `crawl`, `fetch`, `shell`, `new`, `serve` — as
+//! Scrapy users know `scrapy bench`, `crawl`, `fetch`, `shell`, `startproject`; and a
+//! user's project ([`Project`]) with `crawl NAME`, `list`, `parse`, `check`.
 //!
 //! This module owns what only a command needs: argument parsing (hand-written: the
 //! grammar is small and a parser crate would double the binary's build time), the
@@ -15,6 +16,9 @@
 
 mod args;
 mod commands;
+mod new;
+mod project;
+mod shell;
 
 use std::cell::RefCell;
 use std::fmt;
@@ -26,6 +30,7 @@ use crate::defer::Failure;
 use crate::reactor::Reactor;
 
 pub use args::{Args, UsageError};
+pub use project::{Project, SpiderArgs, SpiderFactory};
 
 /// The top-level help.
 pub const HELP: &str = "\
@@ -37,6 +42,9 @@ Commands:
   bench     crawl an in-process fixture site at full speed and report pages/min
   crawl     follow links from URLs and write one record per page
   fetch     download one URL through the middlewares and print it
+  shell     download a page and try CSS / XPath expressions on it
+  new       make a project of your own (a Cargo crate with a spider; then
+            `cargo run -- crawl NAME`, `list`, `parse`, `check`)
   serve     run the fixture site server in the foreground
   version   print the version
 
