@@ -70,6 +70,18 @@ const OPTS: &[Opt] = &[
         commands: &["crawl", "bench"],
     },
     Opt {
+        name: "metrics",
+        spellings: &["--metrics"],
+        value: true,
+        commands: &["crawl", "bench"],
+    },
+    Opt {
+        name: "metrics-token",
+        spellings: &["--metrics-token"],
+        value: true,
+        commands: &["crawl", "bench"],
+    },
+    Opt {
         name: "allow",
         spellings: &["--allow"],
         value: true,

@@ -55,6 +55,9 @@ Common options (crawl, fetch, bench):
                        fetch: CRITICAL, so a failure is the one error line)
   --logfile FILE       write the log there instead of stderr
   --progress           a live progress line on a terminal
+  --metrics ADDR       serve the crawl's stats: Prometheus at /metrics, a live status
+                       page at / (ADDR: a port on 127.0.0.1, or HOST:PORT written out)
+  --metrics-token T    require `Authorization: Bearer T` (or ?token=T) from readers
   -h, --help           help for a command
 
 Ctrl+C once: finish in-flight requests, close the feeds, dump the stats. Twice: stop now.
@@ -229,6 +232,12 @@ pub fn apply_common(args: &Args, settings: &mut Settings) -> Result<(), CliError
             }
         }
         settings.set(name, value, Priority::Cmdline);
+    }
+    if let Some(addr) = args.value("metrics") {
+        settings.set("METRICS_ADDR", addr, Priority::Cmdline);
+    }
+    if let Some(token) = args.value("metrics-token") {
+        settings.set("METRICS_TOKEN", token, Priority::Cmdline);
     }
     let mut feeds = serde_json::Map::new();
     for (flag, overwrite) in [("o", false), ("O", true)] {

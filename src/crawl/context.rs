@@ -51,6 +51,32 @@ pub trait EngineOps {
 
     /// A one-line state report.
     fn status_line(&self) -> String;
+
+    /// The engine's in-flight figures and backpressure gates, for monitoring.
+    fn gauges(&self) -> EngineGauges {
+        EngineGauges::default()
+    }
+}
+
+/// The engine's in-flight figures and backpressure gates (`status_line` as numbers).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineGauges {
+    /// Requests in the engine (scheduled to the downloader, not yet scraped).
+    pub inprogress: usize,
+    /// Requests in the downloader's slots.
+    pub downloader_active: usize,
+    /// `CONCURRENT_REQUESTS`.
+    pub downloader_concurrency: usize,
+    /// Bytes of responses being scraped.
+    pub scraper_active_size: usize,
+    /// `SCRAPER_SLOT_MAX_ACTIVE_SIZE`.
+    pub scraper_max_active_size: usize,
+    /// The scheduler has requests waiting.
+    pub scheduler_pending: bool,
+    /// The engine is holding back new requests (a gate is closed).
+    pub needs_backout: bool,
+    /// Nothing in flight and nothing pending.
+    pub idle: bool,
 }
 
 /// A weak handle on the running engine; empty before the engine exists and after it

@@ -159,7 +159,8 @@ fn defaults() -> Vec<(&'static str, Value)> {
                 "trawl.EngineMonitor": 0,
                 "trawl.AutoThrottle": 0,
                 "trawl.LogCount": 0,
-                "trawl.MemoryUsage": 0
+                "trawl.MemoryUsage": 0,
+                "trawl.Metrics": 0
             }),
         ),
         ("FEED_EXPORT_ENCODING", json!("utf-8")),
@@ -200,6 +201,10 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("MEMUSAGE_ENABLED", json!(true)),
         ("MEMUSAGE_LIMIT_MB", json!(0)),
         ("MEMUSAGE_WARNING_MB", json!(0)),
+        ("METRICS_ADDR", Value::Null),
+        ("METRICS_HISTORY", json!(720)),
+        ("METRICS_INTERVAL", json!(5.0)),
+        ("METRICS_TOKEN", Value::Null),
         ("METAREFRESH_ENABLED", json!(true)),
         ("METAREFRESH_IGNORE_TAGS", json!(["noscript"])),
         ("METAREFRESH_MAXDELAY", json!(100)),

@@ -912,4 +912,19 @@ impl super::context::EngineOps for ExecutionEngine {
     fn status_line(&self) -> String {
         ExecutionEngine::status_line(self)
     }
+
+    fn gauges(&self) -> super::context::EngineGauges {
+        let slot = self.slot();
+        let scraper = self.scraper.slot();
+        super::context::EngineGauges {
+            inprogress: slot.as_ref().map_or(0, |s| s.inprogress()),
+            downloader_active: self.downloader.active(),
+            downloader_concurrency: self.downloader.total_concurrency(),
+            scraper_active_size: scraper.as_ref().map_or(0, |s| s.active_size()),
+            scraper_max_active_size: scraper.as_ref().map_or(0, |s| s.max_active_size()),
+            scheduler_pending: slot.as_ref().is_some_and(|s| s.scheduler_has_pending()),
+            needs_backout: self.needs_backout(),
+            idle: self.spider_is_idle(),
+        }
+    }
 }

@@ -1,9 +1,10 @@
-//! Built-in extensions: CoreStats, LogStats, CloseSpider, the engine monitor and the
-//! feed exporter. An extension is built with the crawler, connects to signals and lives
+//! Built-in extensions: CoreStats, LogStats, CloseSpider, the engine monitor, the
+//! feed exporter, AutoThrottle, MemoryUsage and the metrics endpoint. An extension is built with the crawler, connects to signals and lives
 //! as long as the crawl.
 
 mod feeds;
 mod memusage;
+mod metrics;
 mod throttle;
 
 use std::any::Any;
@@ -20,6 +21,7 @@ use crate::task::LoopingCall;
 
 pub use feeds::{FeedExporter, FeedFormat};
 pub use memusage::{MemoryProbe, MemoryUsage};
+pub use metrics::Metrics;
 pub use throttle::AutoThrottle;
 
 /// Registers every built-in extension.
@@ -49,6 +51,7 @@ pub fn register(r: &mut Registry) {
     r.register_extension("trawl.MemoryUsage", |c| {
         Ok(MemoryUsage::install(c)? as Rc<dyn Any>)
     });
+    r.register_extension("trawl.Metrics", |c| Ok(Metrics::install(c)? as Rc<dyn Any>));
 }
 
 /// Scrapy's `LogCount`: `log_count/<LEVEL>` for the records logged (at or above the log
