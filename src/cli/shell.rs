@@ -5,9 +5,9 @@
 //! A line is `css QUERY`, `xpath QUERY`, `re REGEX` (parsel's `.re()` on the previous
 //! selection), or a bare query: XPath when it starts as one (`/`, `(`, `.`, `@`, a
 //! function call), CSS otherwise. `status`, `headers`, `url` print the response's;
-//! `quit` (or the end of input) leaves. Standard input is read line by line, so the
-//! shell also runs on a pipe (`printf 'css title::text\n' | trawl shell URL`); on a
-//! terminal, lines are edited by the terminal's own line discipline.
+//! `quit` (or the end of input) leaves. On a terminal, `rustyline` gives line editing
+//! and a history kept across sessions (`~/.trawl_shell_history`); on a pipe, standard
+//! input is read line by line (`printf 'css title::text\n' | trawl shell URL`).
 
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -145,31 +145,14 @@ pub(super) fn shell(args: &Args) -> Result<i32, CliError> {
             )));
         }
     };
-    let interactive = std::io::stdin().is_terminal();
+    if std::io::stdin().is_terminal() {
+        return interactive(&response);
+    }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let io = |e: std::io::Error| CliError::Failed(format!("writing the output: {e}"));
-    if interactive {
-        writeln!(
-            out,
-            "[trawl] {} {} ({} bytes). Type css QUERY, xpath QUERY, re REGEX, a bare query, or quit.",
-            response.status(),
-            response.url(),
-            response.body().len()
-        )
-        .map_err(io)?;
-    }
     let mut last: Option<Selection<'_>> = None;
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
-    loop {
-        if interactive {
-            write!(out, ">>> ").map_err(io)?;
-            out.flush().map_err(io)?;
-        }
-        let Some(line) = lines.next() else {
-            break;
-        };
+    for line in std::io::stdin().lock().lines() {
         let line = line.map_err(|e| CliError::Failed(format!("reading the input: {e}")))?;
         let line = line.trim();
         if line.is_empty() {
@@ -180,6 +163,55 @@ pub(super) fn shell(args: &Args) -> Result<i32, CliError> {
         }
         last = answer(&response, line, last, &mut out).map_err(io)?;
         out.flush().map_err(io)?;
+    }
+    Ok(0)
+}
+
+/// The shell on a terminal: `rustyline` for line editing and history (kept in
+/// `~/.trawl_shell_history` when `HOME` is set).
+fn interactive(response: &Response) -> Result<i32, CliError> {
+    use rustyline::error::ReadlineError;
+    let failed = |e: ReadlineError| CliError::Failed(format!("the terminal: {e}"));
+    let mut editor = rustyline::DefaultEditor::new().map_err(failed)?;
+    let history = std::env::var_os("HOME")
+        .map(|home| std::path::PathBuf::from(home).join(".trawl_shell_history"));
+    if let Some(h) = &history {
+        // No history yet is not an error.
+        let _ = editor.load_history(h);
+    }
+    let stdout = std::io::stdout();
+    let io = |e: std::io::Error| CliError::Failed(format!("writing the output: {e}"));
+    writeln!(
+        stdout.lock(),
+        "[trawl] {} {} ({} bytes). Type css QUERY, xpath QUERY, re REGEX, a bare query, or quit.",
+        response.status(),
+        response.url(),
+        response.body().len()
+    )
+    .map_err(io)?;
+    let mut last: Option<Selection<'_>> = None;
+    loop {
+        let line = match editor.readline(">>> ") {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted | ReadlineError::Eof) => break,
+            Err(e) => return Err(failed(e)),
+        };
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let _ = editor.add_history_entry(line);
+        if matches!(line, "quit" | "exit" | "q") {
+            break;
+        }
+        let mut out = stdout.lock();
+        last = answer(response, line, last, &mut out).map_err(io)?;
+        out.flush().map_err(io)?;
+    }
+    if let Some(h) = &history
+        && let Err(e) = editor.save_history(h)
+    {
+        log::warn!("could not save the shell history to {}: {e}", h.display());
     }
     Ok(0)
 }

@@ -388,6 +388,48 @@ impl Response {
         Selection::of_document(self.document()).xpath_with(query, vars)
     }
 
+    /// parsel's `response.jmespath(query)` (Scrapy 2.x): on a JSON response (any
+    /// `Content-Type` but HTML whose body parses as JSON) the query runs on the body;
+    /// on an HTML page on the root element's own text, as parsel does (usually
+    /// nothing: select a `<script>` first, `response.css("script::text").jmespath(q)`).
+    /// A malformed query logs an error and selects nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use trawl::crawl::{Request, Response};
+    /// use trawl::proto::Headers;
+    ///
+    /// let mut headers = Headers::new();
+    /// headers.append("Content-Type", "application/json");
+    /// let body = r#"{"quotes": [{"author": "Ann", "n": 3}, {"author": "Bob", "n": 5}]}"#;
+    /// let r = Response::new(Request::get("http://example.com/api").unwrap(), 200, headers, body);
+    /// assert_eq!(r.jmespath("quotes[*].author").getall(), ["Ann", "Bob"]);
+    /// assert_eq!(r.jmespath("max(quotes[*].n)").get().as_deref(), Some("5"));
+    /// ```
+    pub fn jmespath(&self, query: &str) -> Selection<'_> {
+        self.try_jmespath(query).unwrap_or_else(|e| {
+            log::error!("JMESPath error in {query:?}: {e}");
+            Selection::empty()
+        })
+    }
+
+    /// [`jmespath`](Self::jmespath), returning a malformed query's error.
+    ///
+    /// # Errors
+    ///
+    /// The query does not compile.
+    pub fn try_jmespath(&self, query: &str) -> Result<Selection<'_>, String> {
+        let html = self
+            .headers()
+            .get("content-type")
+            .is_some_and(|ct| crate::util::contains_ascii_ci(ct, b"html"));
+        if !html && let Ok(data) = self.json() {
+            return Selection::of_json(data).jmespath(query);
+        }
+        Selection::of_document(self.document()).jmespath(query)
+    }
+
     /// [`xpath_with`](Self::xpath_with), returning the error of a malformed expression.
     ///
     /// # Errors

@@ -27,6 +27,8 @@ enum Node<'a> {
     /// A `<match>` element made by `re:match`: its text, and the document of the
     /// expression that made it.
     Match(Rc<str>, &'a Document),
+    /// A JMESPath result that is not a string (printed as JSON).
+    Json(Rc<serde_json::Value>),
 }
 
 /// What follows `::` in a query; `descendants` when whitespace (a descendant
@@ -117,6 +119,22 @@ impl<'a> Selection<'a> {
         Selection {
             items: doc.root_element().map(Node::Element).into_iter().collect(),
             root: true,
+        }
+    }
+
+    /// Nothing selected.
+    pub fn empty() -> Self {
+        Selection {
+            items: Vec::new(),
+            root: false,
+        }
+    }
+
+    /// A JSON document (parsel's `Selector(type="json")`), for [`jmespath`](Self::jmespath).
+    pub fn of_json(data: serde_json::Value) -> Self {
+        Selection {
+            items: vec![Node::Json(Rc::new(data))],
+            root: false,
         }
     }
 
@@ -230,17 +248,9 @@ impl<'a> Selection<'a> {
                 }
             };
             let value = match item {
-                Node::Element(e) => x.evaluate(*e, vars)?,
                 Node::Match(text, doc) => x.evaluate_match(doc, text, vars)?,
-                // parsel: a string result's `.xpath(".")` is itself; anything else on
-                // a string, a number or a boolean selects nothing.
-                Node::Text(_) | Node::Attr(_) | Node::Str(_) => {
-                    if itself {
-                        items.push(item.clone());
-                    }
-                    continue;
-                }
-                Node::Scalar(_) => continue,
+                Node::Element(e) => x.evaluate(*e, vars)?,
+                _ => continue,
             };
             match value {
                 // lxml hands back no document node: `/` and `..` from the root
@@ -268,6 +278,47 @@ impl<'a> Selection<'a> {
             }
         }
         Ok(Selection { items, root: false })
+    }
+
+    /// parsel's `.jmespath(query)`: each result's text parsed as JSON (an element's
+    /// own leading text, as lxml's `.text`; a JSON result as it is), the query applied,
+    /// a list result flattened into one item per element, `null` dropped. Strings are
+    /// text results; other JSON values print as JSON in `get()` and are returned as
+    /// values by [`json_values`](Self::json_values).
+    ///
+    /// # Errors
+    ///
+    /// The query does not compile (JMESPath syntax).
+    pub fn jmespath(&self, query: &str) -> Result<Selection<'a>, String> {
+        let expr = jmespath::compile(query).map_err(|e| e.to_string())?;
+        let mut items = Vec::new();
+        for item in &self.items {
+            let data: serde_json::Value = match item {
+                Node::Json(v) => (**v).clone(),
+                Node::Text(t) | Node::Attr(t) => serde_json::from_str(t).unwrap_or_default(),
+                Node::Str(t) => serde_json::from_str(t).unwrap_or_default(),
+                Node::Element(e) => match e.children().next() {
+                    Some(crate::html::Child::Text(t)) => {
+                        serde_json::from_str(t).unwrap_or_default()
+                    }
+                    _ => serde_json::Value::Null,
+                },
+                Node::Scalar(_) | Node::Match(..) => serde_json::Value::Null,
+            };
+            items.extend(jmespath_search(&expr, &data)?);
+        }
+        Ok(Selection { items, root: false })
+    }
+
+    /// The results as JSON values (strings for texts and attributes).
+    pub fn json_values(&self) -> Vec<serde_json::Value> {
+        self.items
+            .iter()
+            .map(|n| match n {
+                Node::Json(v) => (**v).clone(),
+                other => serde_json::Value::String(node_string(other)),
+            })
+            .collect()
     }
 
     /// The first result as text: an element's outer HTML, a text node, an attribute.
@@ -302,6 +353,7 @@ impl<'a> Selection<'a> {
             Node::Element(e) => e.text_content(),
             Node::Text(t) | Node::Attr(t) => (*t).to_owned(),
             Node::Str(v) | Node::Scalar(v) | Node::Match(v, _) => v.to_string(),
+            Node::Json(v) => v.to_string(),
         })
     }
 
@@ -357,6 +409,7 @@ fn node_string(n: &Node<'_>) -> String {
         Node::Text(t) | Node::Attr(t) => (*t).to_owned(),
         Node::Str(v) | Node::Scalar(v) => v.to_string(),
         Node::Match(t, _) => match_html(t),
+        Node::Json(v) => v.to_string(),
     }
 }
 
@@ -369,6 +422,25 @@ fn outermost<'e, 'a>(elements: &'e [ElementRef<'a>]) -> impl Iterator<Item = Ele
         }
         end = e.end_id();
         true
+    })
+}
+
+/// Applies a compiled JMESPath expression to `data`, as parsel shapes the result.
+fn jmespath_search<'a>(
+    expr: &jmespath::Expression<'_>,
+    data: &serde_json::Value,
+) -> Result<Vec<Node<'a>>, String> {
+    let var = jmespath::Variable::from_serializable(data).map_err(|e| e.to_string())?;
+    let found = expr.search(var).map_err(|e| e.to_string())?;
+    let found = serde_json::to_value(&*found).map_err(|e| e.to_string())?;
+    let node = |v: serde_json::Value| match v {
+        serde_json::Value::String(s) => Node::Str(s.into()),
+        other => Node::Json(Rc::new(other)),
+    };
+    Ok(match found {
+        serde_json::Value::Null => Vec::new(),
+        serde_json::Value::Array(list) => list.into_iter().map(node).collect(),
+        other => vec![node(other)],
     })
 }
 
