@@ -4,6 +4,7 @@
 //! (`Request` itself still parses with the `url` crate).
 
 use serde_json::Value;
+use trawl::crawl::Request;
 use trawl::crawl::safe_url_string;
 
 #[test]
@@ -187,8 +188,8 @@ fn unhex(hex: &str) -> Vec<u8> {
 
 #[test]
 fn redirects_go_where_scrapy_sends_them() {
+    use trawl::crawl::Response;
     use trawl::crawl::middlewares::{get_meta_refresh, redirect_target};
-    use trawl::crawl::{Request, Response};
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/urls/redirects.json"
@@ -238,4 +239,41 @@ fn redirects_go_where_scrapy_sends_them() {
         cases.len(),
         wrong.join("\n")
     );
+}
+
+#[test]
+fn get_owned_builds_the_request_get_builds() {
+    // Every recorded input and every URL Scrapy built from them, padded or not.
+    let mut inputs = Vec::new();
+    for file in [
+        "urls.json",
+        "follow.json",
+        "linkextract.json",
+        "redirects.json",
+    ] {
+        let path = format!("{}/tests/data/urls/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        fn strings(v: &Value, out: &mut Vec<String>) {
+            match v {
+                Value::String(s) if s.contains(':') => out.push(s.clone()),
+                Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+                Value::Object(o) => o.values().for_each(|x| strings(x, out)),
+                _ => {}
+            }
+        }
+        strings(&serde_json::from_str(&text).expect("json"), &mut inputs);
+    }
+    assert!(inputs.len() > 1000, "{} inputs", inputs.len());
+    for input in inputs.iter().flat_map(|s| [s.clone(), format!(" {s} ")]) {
+        let borrowed = Request::get(&input);
+        let owned = Request::get_owned(input.clone());
+        match (borrowed, owned) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a.url_str(), b.url_str(), "{input:?}");
+                assert_eq!(a.url().as_str(), b.url().as_str(), "{input:?}");
+            }
+            (Err(_), Err(_)) => {}
+            (a, b) => panic!("{input:?}: get {:?}, get_owned {:?}", a.is_ok(), b.is_ok()),
+        }
+    }
 }

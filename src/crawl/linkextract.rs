@@ -35,7 +35,7 @@ pub const IGNORED_EXTENSIONS: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
     /// The absolute URL, as Scrapy's `Link.url` holds it (build a request with
-    /// `Request::get(&link.url)`, as Scrapy's `Request(link.url)`).
+    /// `Request::get(&link.url)` or `Request::get_owned(link.url)`, as Scrapy's `Request(link.url)`).
     pub url: String,
     /// The link's text.
     pub text: String,

@@ -387,6 +387,20 @@ impl Request {
         Ok(request)
     }
 
+    /// [`get`](Self::get) taking the URL by value: a URL that is safe already (a
+    /// [`Link::url`](super::Link), which the link extractor made safe) is kept as it
+    /// is, without a second copy.
+    ///
+    /// # Errors
+    ///
+    /// As [`get`](Self::get).
+    pub fn get_owned(url: String) -> Result<Self, url::ParseError> {
+        if url.trim().len() == url.len() && super::canonical::parses_as_is(&url) {
+            return Ok(Self::deferred(url));
+        }
+        Self::get(&url)
+    }
+
     /// A GET request for `safe`, a URL `parses_as_is` admits, parsed on first use.
     fn deferred(safe: String) -> Self {
         Self::get_request(OnceCell::new(), Some(safe.into_boxed_str()))

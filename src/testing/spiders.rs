@@ -52,7 +52,7 @@ impl Spider for FixtureSpider {
             ));
         }
         for link in self.links.extract_links(response) {
-            if let Ok(request) = Request::get(&link.url) {
+            if let Ok(request) = Request::get_owned(link.url) {
                 out.push(Output::Request(request));
             }
         }
