@@ -360,18 +360,7 @@ fn crawl(args: &Args) -> Result<i32, CliError> {
     let mut registry = Registry::with_builtins();
     crate::distributed::register(&mut registry);
     let crawler = run_crawl(spider, settings, registry, progress_wanted(args))?;
-    let reason = crawler
-        .stats
-        .get_value("finish_reason")
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
-    Ok(
-        if reason == "finished" || reason == "shutdown" || reason.starts_with("closespider") {
-            0
-        } else {
-            1
-        },
-    )
+    Ok(super::exit_code(&crawler))
 }
 
 // ---------------------------------------------------------------- fetch

@@ -318,6 +318,21 @@ pub fn run_crawl(
     Ok(crawler)
 }
 
+/// A crawl command's exit code from its finish reason: 0 for a crawl that finished,
+/// was stopped by the user or by a `CLOSESPIDER_*` limit; 1 otherwise.
+fn exit_code(crawler: &Crawler) -> i32 {
+    let reason = crawler
+        .stats
+        .get_value("finish_reason")
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    if reason == "finished" || reason == "shutdown" || reason.starts_with("closespider") {
+        0
+    } else {
+        1
+    }
+}
+
 thread_local! {
     /// What the first Ctrl+C does, on the reactor thread.
     static SHUTDOWN: RefCell<Option<Box<dyn Fn()>>> = RefCell::new(None);

@@ -261,18 +261,7 @@ impl Project {
         let spider = self.build(name, &SpiderArgs::parse(args)?)?;
         let settings = self.settings(args, "INFO")?;
         let crawler = run_crawl(spider, settings, self.registry(), progress_wanted(args))?;
-        let reason = crawler
-            .stats
-            .get_value("finish_reason")
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
-        Ok(
-            if reason == "finished" || reason == "shutdown" || reason.starts_with("closespider") {
-                0
-            } else {
-                1
-            },
-        )
+        Ok(super::exit_code(&crawler))
     }
 
     /// Downloads `url` through the project's settings and middlewares, and runs

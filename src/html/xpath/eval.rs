@@ -237,13 +237,14 @@ impl<'d, 'v> Eval<'d, 'v> {
                 };
                 if let Some((lit, other)) = literal {
                     let v = self.eval(other, ctx)?;
-                    if let Val::Nodes(ns) = &v {
-                        let eq = *op == Cmp::Eq;
-                        return Ok(Val::Bool(
-                            ns.iter()
-                                .any(|&n| (self.str_value(n) == lit.as_str()) == eq),
-                        ));
-                    }
+                    let eq = *op == Cmp::Eq;
+                    return Ok(Val::Bool(match &v {
+                        Val::Nodes(ns) => ns
+                            .iter()
+                            .any(|&n| (self.str_value(n) == lit.as_str()) == eq),
+                        // `=` and `!=` are symmetric: the literal's side does not matter.
+                        _ => self.compare(*op, &v, &Val::Str(lit.clone())),
+                    }));
                 }
                 let a = self.eval(a, ctx)?;
                 let b = self.eval(b, ctx)?;
