@@ -92,13 +92,15 @@ fn encode<'a>(
 /// a URL; anything else takes the full path. Checked against the full path on the
 /// recorded corpora and on generated strings (`already_safe_implies_identity`).
 fn already_safe(url: &str) -> bool {
+    safe_host(url).is_some()
+}
+
+/// [`already_safe`]'s check, answering with the URL's host when it passes.
+fn safe_host(url: &str) -> Option<&[u8]> {
     let b = url.as_bytes();
-    let Some(rest) = b
+    let rest = b
         .strip_prefix(b"http://")
-        .or_else(|| b.strip_prefix(b"https://"))
-    else {
-        return false;
-    };
+        .or_else(|| b.strip_prefix(b"https://"))?;
     let netloc_end = rest
         .iter()
         .position(|&c| matches!(c, b'/' | b'?' | b'#'))
@@ -113,7 +115,7 @@ fn already_safe(url: &str) -> bool {
             .iter()
             .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'.' | b'-'))
     {
-        return false;
+        return None;
     }
     if let Some(p) = port {
         let canonical = !p.is_empty()
@@ -122,7 +124,7 @@ fn already_safe(url: &str) -> bool {
             && p.iter().all(u8::is_ascii_digit)
             && p.iter().fold(0u32, |v, &d| v * 10 + u32::from(d - b'0')) <= 65535;
         if !canonical {
-            return false;
+            return None;
         }
     }
     // One pass: the path up to `?` or `#`, a non-empty query (needing a path), a
@@ -130,7 +132,7 @@ fn already_safe(url: &str) -> bool {
     let (n, mut i) = (tail.len(), 0);
     while i < n && !matches!(tail[i], b'?' | b'#') {
         if !PATH_SAFEST[usize::from(tail[i])] {
-            return false;
+            return None;
         }
         i += 1;
     }
@@ -140,28 +142,28 @@ fn already_safe(url: &str) -> bool {
         let start = i;
         while i < n && tail[i] != b'#' {
             if !SPECIAL_QUERY_SAFEST[usize::from(tail[i])] {
-                return false;
+                return None;
             }
             i += 1;
         }
         if i == start || path_len == 0 {
-            return false;
+            return None;
         }
     }
     if i < n {
         // A `#` (the only other way out of the loops above).
         i += 1;
         if i == n {
-            return false;
+            return None;
         }
         while i < n {
             if !PATH_SAFEST[usize::from(tail[i])] {
-                return false;
+                return None;
             }
             i += 1;
         }
     }
-    true
+    Some(host)
 }
 
 /// Whether `url` is already safe (see `already_safe`) and certain to parse with the
@@ -170,27 +172,35 @@ fn already_safe(url: &str) -> bool {
 /// `Request::get` defers the parse of such a URL until something needs it. Tested
 /// against the parser on the URL corpora and generated hosts.
 pub(crate) fn parses_as_is(url: &str) -> bool {
-    if !already_safe(url) {
+    let Some(host) = safe_host(url) else {
+        return false;
+    };
+    // Byte scans: the host is ASCII letters, digits, `.` and `-` here.
+    let mut labels = host.split(|&c| c == b'.');
+    if labels.any(|label| label.starts_with(b"xn--")) {
         return false;
     }
-    let rest = url.split_once("://").map_or("", |(_, r)| r);
-    let host = &rest[..rest.find([':', '/', '?', '#']).unwrap_or(rest.len())];
-    if host.split('.').any(|label| label.starts_with("xn--")) {
-        return false;
-    }
-    let last = host.rsplit('.').find(|l| !l.is_empty()).unwrap_or("");
-    let numeric = last.bytes().all(|b| b.is_ascii_digit()) || last.starts_with("0x");
+    let last = host
+        .rsplit(|&c| c == b'.')
+        .find(|l| !l.is_empty())
+        .unwrap_or(b"");
+    let numeric = last.iter().all(u8::is_ascii_digit) || last.starts_with(b"0x");
     if !numeric {
         return true;
     }
-    host.bytes().filter(|&b| b == b'.').count() == 3
-        && host.split('.').all(|p| {
-            !p.is_empty()
-                && p.len() <= 3
-                && p.bytes().all(|b| b.is_ascii_digit())
-                && (p.len() == 1 || !p.starts_with('0'))
-                && p.parse::<u16>().is_ok_and(|v| v <= 255)
-        })
+    let mut parts = 0;
+    for p in host.split(|&c| c == b'.') {
+        parts += 1;
+        let canonical_octet = !p.is_empty()
+            && p.len() <= 3
+            && p.iter().all(u8::is_ascii_digit)
+            && (p.len() == 1 || p[0] != b'0')
+            && p.iter().fold(0u32, |v, &d| v * 10 + u32::from(d - b'0')) <= 255;
+        if !canonical_octet {
+            return false;
+        }
+    }
+    parts == 4
 }
 
 fn safe(url: &str, encoding: &'static encoding_rs::Encoding) -> Result<String, Reason> {
