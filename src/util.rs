@@ -131,34 +131,68 @@ pub fn strip_html5_whitespace(text: &str) -> &str {
     text.trim_matches([' ', '\t', '\n', '\r', '\x0c'])
 }
 
-/// The first `n` characters of `text` (Python's `text[0:n]`), without walking the
-/// characters when that prefix is ASCII (the common case).
+/// The first `n` characters of `text` (Python's `text[0:n]`), without decoding
+/// characters: `n` characters take at least `n` bytes, so only the character starts
+/// in the first `n` bytes are counted (a loop the compiler vectorises), then the
+/// walk goes on byte by byte.
 pub fn prefix_chars(text: &str, n: usize) -> &str {
-    let head = &text.as_bytes()[..text.len().min(n)];
-    if head.is_ascii() {
-        return &text[..head.len()];
+    let bytes = text.as_bytes();
+    if bytes.len() <= n {
+        return text;
     }
-    text.char_indices().nth(n).map_or(text, |(i, _)| &text[..i])
+    let head = &bytes[..n];
+    if head.is_ascii() {
+        return &text[..n];
+    }
+    // A character starts at every byte that is not a continuation byte (10xxxxxx).
+    let is_start = |b: u8| (b as i8) >= -0x40;
+    let mut chars = head.iter().filter(|&&b| is_start(b)).count();
+    for (i, &b) in bytes.iter().enumerate().skip(n) {
+        if is_start(b) {
+            if chars == n {
+                return &text[..i];
+            }
+            chars += 1;
+        }
+    }
+    text
 }
 
-/// Whether `hay` contains `needle_lower` (lower-case ASCII), ASCII case ignored; a
-/// `memchr2` jump to each candidate first byte.
+/// Whether `hay` contains `needle_lower` (lower-case ASCII), ASCII case ignored: each
+/// 4 KiB of `hay` is lower-cased in one vectorised pass into a buffer the thread
+/// keeps, and searched with `memchr::memmem` (SIMD, rare-byte prefilter), chunks
+/// overlapping by the needle's length less one.
 pub fn contains_ascii_ci(hay: &[u8], needle_lower: &[u8]) -> bool {
-    let Some((&first, rest)) = needle_lower.split_first() else {
-        return true;
-    };
-    let mut from = 0;
-    while let Some(p) = memchr::memchr2(first, first.to_ascii_uppercase(), &hay[from..]) {
-        let at = from + p + 1;
-        if hay
-            .get(at..at + rest.len())
-            .is_some_and(|w| w.eq_ignore_ascii_case(rest))
-        {
-            return true;
-        }
-        from = at;
+    const CHUNK: usize = 4096;
+    thread_local! {
+        static LOWER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    false
+    if needle_lower.is_empty() {
+        return true;
+    }
+    if needle_lower.len() > CHUNK / 2 {
+        return hay
+            .windows(needle_lower.len())
+            .any(|w| w.eq_ignore_ascii_case(needle_lower));
+    }
+    let finder = memchr::memmem::Finder::new(needle_lower);
+    let overlap = needle_lower.len() - 1;
+    LOWER.with_borrow_mut(|buf| {
+        let mut start = 0;
+        while hay.len() - start >= needle_lower.len() {
+            let end = (start + CHUNK).min(hay.len());
+            buf.clear();
+            buf.extend(hay[start..end].iter().map(u8::to_ascii_lowercase));
+            if finder.find(buf).is_some() {
+                return true;
+            }
+            if end == hay.len() {
+                break;
+            }
+            start = end - overlap;
+        }
+        false
+    })
 }
 
 /// Python's `repr(float)` of a finite number: the shortest round-trip digits, fixed
@@ -252,6 +286,36 @@ mod base64_tests {
                     naive,
                     "{t:?} {needle}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn long_texts_across_the_search_chunks_and_prefix_walk() {
+        // Needles straddling every 4 KiB chunk boundary, in mixed case, and
+        // multi-byte characters before the prefix's end.
+        for at in [
+            0, 1, 4088, 4089, 4090, 4095, 4096, 4097, 8185, 8190, 8192, 9000,
+        ] {
+            for pad in ["a", "é", "ツ"] {
+                let mut t = pad.repeat(at / pad.len());
+                t.push_str("ReFrEsH");
+                t.push_str(&"b".repeat(5000));
+                for needle in ["refresh", "<base", "h", "hb"] {
+                    let naive = t
+                        .as_bytes()
+                        .windows(needle.len())
+                        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()));
+                    assert_eq!(
+                        super::contains_ascii_ci(t.as_bytes(), needle.as_bytes()),
+                        naive,
+                        "{at} {pad} {needle}"
+                    );
+                }
+                for n in [0, 4095, 4096, 4097, at, at + 3, t.len(), t.len() + 1] {
+                    let naive = t.char_indices().nth(n).map_or(&t[..], |(i, _)| &t[..i]);
+                    assert_eq!(super::prefix_chars(&t, n), naive, "{at} {pad} {n}");
+                }
             }
         }
     }
