@@ -111,27 +111,38 @@ pub(crate) fn push_hex(out: &mut String, bytes: &[u8]) {
 
 /// A JSON string as Python's `json.dumps` writes it with `ensure_ascii=True`.
 pub(crate) fn push_json_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            _ => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    out.push_str("\\u");
-                    push_hex(out, &unit.to_be_bytes());
-                }
-            }
-        }
+    put_json_str(out, s);
+}
+
+/// Python's `ensure_ascii` escape of one character that is not printable ASCII, or
+/// is `"` or `\\`, into `buf`; the escape's length.
+fn escape_ascii_json(c: char, buf: &mut [u8; 12]) -> usize {
+    let short = match c {
+        '"' => Some(b'"'),
+        '\\' => Some(b'\\'),
+        '\n' => Some(b'n'),
+        '\r' => Some(b'r'),
+        '\t' => Some(b't'),
+        '\u{8}' => Some(b'b'),
+        '\u{c}' => Some(b'f'),
+        _ => None,
+    };
+    if let Some(e) = short {
+        buf[0] = b'\\';
+        buf[1] = e;
+        return 2;
     }
-    out.push('"');
+    let mut units = [0u16; 2];
+    let mut n = 0;
+    for unit in c.encode_utf16(&mut units) {
+        buf[n] = b'\\';
+        buf[n + 1] = b'u';
+        for (k, shift) in [12, 8, 4, 0].into_iter().enumerate() {
+            buf[n + 2 + k] = HEX_LOWER_DIGITS[usize::from((*unit >> shift) & 15)];
+        }
+        n += 6;
+    }
+    n
 }
 
 /// Where a fingerprint document is written: a `String` (to look at it) or the SHA-1
@@ -172,17 +183,25 @@ pub(crate) fn put_hex(out: &mut impl DocumentSink, bytes: &[u8]) {
 /// runs that need no escape go through as they are, without a copy.
 fn put_json_str(out: &mut impl DocumentSink, s: &str) {
     out.put("\"");
-    let mut run = 0;
-    for (i, c) in s.char_indices() {
-        if matches!(c, ' '..='~') && c != '"' && c != '\\' {
+    let bytes = s.as_bytes();
+    let (mut run, mut i) = (0, 0);
+    // Runs of printable ASCII go out whole; `i` stops only at a character's start.
+    while i < bytes.len() {
+        let b = bytes[i];
+        if (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\' {
+            i += 1;
             continue;
         }
+        let Some(c) = s[i..].chars().next() else {
+            break;
+        };
         out.put(&s[run..i]);
-        let mut escaped = String::new();
-        push_json_str(&mut escaped, &s[i..i + c.len_utf8()]);
-        // Without the quotes push_json_str adds.
-        out.put(&escaped[1..escaped.len() - 1]);
-        run = i + c.len_utf8();
+        let mut buf = [0u8; 12];
+        let n = escape_ascii_json(c, &mut buf);
+        // The escape is ASCII.
+        out.put(std::str::from_utf8(&buf[..n]).unwrap_or_default());
+        i += c.len_utf8();
+        run = i;
     }
     out.put(&s[run..]);
     out.put("\"");
