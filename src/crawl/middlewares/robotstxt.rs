@@ -69,13 +69,16 @@ impl std::fmt::Debug for RobotsTxtMiddleware {
 }
 
 fn origin_key(url: &Url) -> Option<String> {
+    use std::fmt::Write as _;
     let host = url.host_str()?;
     let port = url.port_or_known_default()?;
-    Some(format!(
-        "{}://{}:{port}",
-        url.scheme(),
-        host.to_ascii_lowercase()
-    ))
+    // One allocation: the scheme, the lower-cased host and up to 5 port digits.
+    let mut key = String::with_capacity(url.scheme().len() + host.len() + 9);
+    key.push_str(url.scheme());
+    key.push_str("://");
+    key.extend(host.chars().map(|c| c.to_ascii_lowercase()));
+    let _ = write!(key, ":{port}");
+    Some(key)
 }
 
 impl RobotsTxtMiddleware {
@@ -126,7 +129,7 @@ impl RobotsTxtMiddleware {
         &self,
         robots: &RobotsTxt,
         url: &Url,
-        request: &str,
+        request: &dyn std::fmt::Display,
     ) -> Result<RequestOutcome, Failure> {
         if robots.allowed(url, &self.user_agent) {
             return Ok(RequestOutcome::Continue);
@@ -330,7 +333,7 @@ impl DownloaderMiddleware for RobotsTxtMiddleware {
             _ => None,
         };
         let wait = match state {
-            Some(Ok(robots)) => return self.check(&robots, request.url(), &request.to_string()),
+            Some(Ok(robots)) => return self.check(&robots, request.url(), request),
             Some(Err(())) => true,
             None => false,
         };
@@ -339,7 +342,7 @@ impl DownloaderMiddleware for RobotsTxtMiddleware {
         }
         // The fetch may have answered at once (a cached or failed download).
         if let Some(Entry::Ready(r)) = self.entries.borrow().get(&key) {
-            return self.check(r, request.url(), &request.to_string());
+            return self.check(r, request.url(), request);
         }
         let d: Deferred<Rc<RobotsTxt>> = Deferred::new();
         match self.entries.borrow_mut().get_mut(&key) {
