@@ -83,7 +83,9 @@ pub fn fingerprint_json(request: &Request, options: &FingerprintOptions) -> Stri
 /// assert_eq!(fingerprint(&a, &FingerprintOptions::default()), fingerprint(&b, &FingerprintOptions::default()));
 /// ```
 pub fn fingerprint(request: &Request, options: &FingerprintOptions) -> [u8; 20] {
-    let canonical = canonical_url(request, options.keep_fragments);
+    let url = request.url_str();
+    let canonical = super::canonical::canonicalize_cow(url, true, options.keep_fragments)
+        .unwrap_or(std::borrow::Cow::Borrowed(url));
     let names = header_names(options);
     let headers = included_headers(request, &names);
     digest(

@@ -266,10 +266,10 @@ impl LinkExtractor {
                 Some(f) => std::borrow::Cow::Owned(f(&joined)?),
                 None => joined,
             };
-            let safe = match super::canonical::safe_url_string_encoded(&value, encoding) {
+            let safe = match super::canonical::safe_url_string_owned(value, encoding) {
                 Ok(s) => s,
                 Err(e) => {
-                    log::debug!("Skipping extraction of link with bad URL {value:?}: {e}");
+                    log::debug!("Skipping extraction of link with bad URL {:?}: {e}", e.url);
                     return None;
                 }
             };

@@ -35,7 +35,7 @@ use quote::*;
 use split::*;
 
 pub(crate) use join::{Joiner, with_netloc_and_path};
-pub(crate) use safe::{parses_as_is, urlencode};
+pub(crate) use safe::{parses_as_is, safe_url_string_owned, urlencode};
 pub use safe::{safe_url_string, safe_url_string_encoded};
 
 /// w3lib's `to_unicode(bytes, "utf-8", errors="percentencode")`: UTF-8, with each
@@ -115,8 +115,9 @@ pub fn canonicalize_url(
 /// The common case: `http(s)://host[:port]/path` already in canonical form
 /// (lower-case ASCII host, canonical port, no escapes, params, dot segments,
 /// spaces or controls), followed by any query and fragment. Returns `None`
-/// for anything else, which the general path then handles.
-fn fast_path(url: &str, keep_blank_values: bool, keep_fragments: bool) -> Option<String> {
+/// for anything else, which the general path then handles. Borrows `url` (or its
+/// part before a dropped fragment) when that is the canonical form.
+fn fast_path(url: &str, keep_blank_values: bool, keep_fragments: bool) -> Option<Cow<'_, str>> {
     let b = url.as_bytes();
     let mut i = if b.starts_with(b"http://") {
         7
@@ -164,6 +165,10 @@ fn fast_path(url: &str, keep_blank_values: bool, keep_fragments: bool) -> Option
     if rest.bytes().any(|c| c <= b' ') {
         return None;
     }
+    if i > path_start && (rest.is_empty() || (rest.starts_with('#') && !keep_fragments)) {
+        // Nothing to add, sort or quote: the URL up to its fragment is the answer.
+        return Some(Cow::Borrowed(&url[..i]));
+    }
     let mut out = Vec::with_capacity(url.len() + 1);
     out.extend_from_slice(&b[..i]);
     if i == path_start {
@@ -180,7 +185,20 @@ fn fast_path(url: &str, keep_blank_values: bool, keep_fragments: bool) -> Option
         out.push(b'#');
         quote_into(&mut out, fragment.as_bytes(), &PATH_SAFEST);
     }
-    String::from_utf8(out).ok()
+    String::from_utf8(out).ok().map(Cow::Owned)
+}
+
+/// [`canonicalize_url`], borrowing `url` when it is already canonical (the
+/// fingerprint of the usual link hashes it without a copy).
+pub(crate) fn canonicalize_cow(
+    url: &str,
+    keep_blank_values: bool,
+    keep_fragments: bool,
+) -> Result<Cow<'_, str>, CanonicalizeError> {
+    if let Some(canonical) = fast_path(url, keep_blank_values, keep_fragments) {
+        return Ok(canonical);
+    }
+    canonicalize_url(url, keep_blank_values, keep_fragments).map(Cow::Owned)
 }
 
 fn canonicalize(
@@ -189,7 +207,7 @@ fn canonicalize(
     keep_fragments: bool,
 ) -> Result<String, Reason> {
     if let Some(canonical) = fast_path(url, keep_blank_values, keep_fragments) {
-        return Ok(canonical);
+        return Ok(canonical.into_owned());
     }
     let stripped = strip(url);
     let (scheme, rest) = split_scheme(&stripped);

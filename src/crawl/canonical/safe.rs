@@ -47,6 +47,18 @@ pub fn safe_url_string_encoded(
     })
 }
 
+/// [`safe_url_string_encoded`] taking the URL by value: an already-safe URL that is
+/// already owned (a joined link) is returned without a copy.
+pub(crate) fn safe_url_string_owned(
+    url: Cow<'_, str>,
+    encoding: &'static encoding_rs::Encoding,
+) -> Result<String, CanonicalizeError> {
+    if already_safe(&url) {
+        return Ok(url.into_owned());
+    }
+    safe_url_string_encoded(&url, encoding)
+}
+
 /// Python's `urlencode(pairs, doseq=True)` over the pairs encoded (strictly) with
 /// `encoding` — Scrapy's `FormRequest` form data: `quote_plus` each side, `&`-joined.
 ///

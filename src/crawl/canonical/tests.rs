@@ -159,6 +159,12 @@ fn fast_path_matches_general_path() {
         "http://a#x?y",
         "http://a?b#c",
         "http://a.com/x[y]|z@:=!$&'()*+,",
+        // Borrowed answers: nothing after the path, or only a dropped fragment.
+        "http://a.com/p/1.html#frag",
+        "http://a.com/p/1.html#",
+        "https://a.com/",
+        "http://a.com:8080/x/y.html",
+        "http://a.com#f",
     ] {
         for kf in [false, true] {
             let fast = fast_path(url, true, kf).unwrap();
