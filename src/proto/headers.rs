@@ -2,7 +2,8 @@
 //!
 //! Storage is compact: all names and values live in one byte buffer and an index of
 //! ranges points into it, so a response's dozen headers cost two allocations, not
-//! two dozen. Names keep the case they were given (servers and Scrapy users see what
+//! two dozen; the index of up to two fields (a request's `Referer`) is kept inline, so
+//! such a set costs one. Names keep the case they were given (servers and Scrapy users see what
 //! they set); lookups ignore ASCII case.
 
 use std::fmt;
@@ -13,6 +14,106 @@ use std::ops::Range;
 struct Field {
     name: (u32, u32),
     value: (u32, u32),
+}
+
+impl Field {
+    const EMPTY: Field = Field {
+        name: (0, 0),
+        value: (0, 0),
+    };
+}
+
+/// Fields kept inline before the index moves to the heap.
+const INLINE: usize = 2;
+
+/// The field index: inline up to [`INLINE`] fields, then a `Vec`.
+#[derive(Clone, Debug)]
+enum Fields {
+    Inline(u8, [Field; INLINE]),
+    Heap(Vec<Field>),
+}
+
+impl Default for Fields {
+    fn default() -> Self {
+        Self::Inline(0, [Field::EMPTY; INLINE])
+    }
+}
+
+impl PartialEq for Fields {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Fields {}
+
+impl std::ops::Deref for Fields {
+    type Target = [Field];
+
+    fn deref(&self) -> &[Field] {
+        match self {
+            Self::Inline(len, items) => &items[..usize::from(*len)],
+            Self::Heap(v) => v,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Fields {
+    fn deref_mut(&mut self) -> &mut [Field] {
+        match self {
+            Self::Inline(len, items) => &mut items[..usize::from(*len)],
+            Self::Heap(v) => v,
+        }
+    }
+}
+
+impl Fields {
+    fn with_capacity(n: usize) -> Self {
+        if n <= INLINE {
+            Self::default()
+        } else {
+            Self::Heap(Vec::with_capacity(n))
+        }
+    }
+
+    fn push(&mut self, field: Field) {
+        match self {
+            Self::Inline(len, items) if usize::from(*len) < INLINE => {
+                items[usize::from(*len)] = field;
+                *len += 1;
+            }
+            Self::Inline(_, items) => {
+                let mut v = Vec::with_capacity(INLINE * 4);
+                v.extend_from_slice(items);
+                v.push(field);
+                *self = Self::Heap(v);
+            }
+            Self::Heap(v) => v.push(field),
+        }
+    }
+
+    fn retain(&mut self, mut keep: impl FnMut(&Field) -> bool) {
+        match self {
+            Self::Inline(len, items) => {
+                let mut kept = 0;
+                for i in 0..usize::from(*len) {
+                    if keep(&items[i]) {
+                        items[kept] = items[i];
+                        kept += 1;
+                    }
+                }
+                // At most INLINE.
+                *len = kept as u8;
+            }
+            Self::Heap(v) => v.retain(keep),
+        }
+    }
+
+    fn shrink_to_fit(&mut self) {
+        if let Self::Heap(v) = self {
+            v.shrink_to_fit();
+        }
+    }
 }
 
 /// Ordered, multi-valued, case-insensitive HTTP headers.
@@ -34,7 +135,7 @@ struct Field {
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Headers {
     data: Vec<u8>,
-    fields: Vec<Field>,
+    fields: Fields,
 }
 
 impl Headers {
@@ -53,7 +154,7 @@ impl Headers {
     pub fn with_capacity(fields: usize, bytes: usize) -> Self {
         Self {
             data: Vec::with_capacity(bytes),
-            fields: Vec::with_capacity(fields),
+            fields: Fields::with_capacity(fields),
         }
     }
 
@@ -84,11 +185,9 @@ impl Headers {
     /// Adds a field at the end, keeping existing ones with the same name.
     pub fn append(&mut self, name: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
         let (name, value) = (name.as_ref(), value.as_ref());
-        // One growth for both (a request's first header is one allocation, not two).
+        // One growth for both (a request's first header is one allocation: its index
+        // is inline).
         self.data.reserve(name.len() + value.len());
-        if self.fields.capacity() == 0 {
-            self.fields.reserve_exact(2);
-        }
         let name = self.push_bytes(name);
         let value = self.push_bytes(value);
         self.fields.push(Field { name, value });
@@ -252,6 +351,31 @@ mod tests {
         h.set("a", "x");
         let v: Vec<_> = h.iter().collect();
         assert_eq!(v, [(&b"A"[..], &b"x"[..]), (&b"B"[..], &b"2"[..])]);
+    }
+
+    #[test]
+    fn the_inline_index_spills_and_behaves_as_a_vec() {
+        for n in 0..6 {
+            let mut h = Headers::new();
+            for i in 0..n {
+                h.append(format!("H{}", i % 3), format!("{i}"));
+            }
+            assert_eq!(h.len(), n);
+            let all: Vec<_> = h.iter().collect();
+            assert_eq!(all.len(), n);
+            for (i, (name, value)) in all.iter().enumerate() {
+                assert_eq!(*name, format!("H{}", i % 3).as_bytes());
+                assert_eq!(*value, format!("{i}").as_bytes());
+            }
+            let removed = h.remove("h0");
+            assert_eq!(removed, n.div_ceil(3));
+            assert_eq!(h.len(), n - removed);
+            assert!(h.get("H0").is_none());
+            h.set("H1", "x");
+            assert_eq!(h.get_all("h1").count(), 1);
+            let same: Headers = h.iter().collect();
+            assert!(same.iter().eq(h.iter()));
+        }
     }
 
     #[test]
