@@ -50,6 +50,42 @@ fn encoding_of(python_name: &str) -> &'static encoding_rs::Encoding {
 }
 
 #[test]
+fn urljoin_merges_and_resolves_paths_as_cpython() {
+    // tests/data/urls/gen_urljoin_paths.py: CPython 3.11's urljoin on 10 bases and
+    // 434 references made of "", ".", "..", "s", "..." segments (absolute and
+    // relative, with a query).
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/urls/urljoin_paths.json"
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let data: Value = serde_json::from_str(&text).expect("urljoin_paths.json");
+    let cases = data["cases"].as_array().expect("cases");
+    assert!(cases.len() > 4000);
+    let mut wrong = Vec::new();
+    for case in cases {
+        let (base, r) = (
+            case["base"].as_str().unwrap(),
+            case["ref"].as_str().unwrap(),
+        );
+        let got = trawl::crawl::urljoin(base, r).map_err(|e| e.reason);
+        if got.as_deref() != Ok(case["urljoin"].as_str().unwrap()) {
+            wrong.push(format!(
+                "{base} + {r:?}: {got:?}, CPython {}",
+                case["urljoin"]
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {}:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong[..wrong.len().min(20)].join("\n")
+    );
+}
+
+#[test]
 fn urljoin_and_follow_match_scrapy_on_the_recorded_hrefs() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/urls/follow.json");
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
