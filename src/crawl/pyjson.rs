@@ -148,8 +148,10 @@ pub fn push_str(out: &mut String, s: &str, ensure_ascii: bool) {
     out.push('"');
     let bytes = s.as_bytes();
     let mut run = 0;
+    let mut i = 0;
     // Only ASCII bytes are escaped, so every cut is at a character boundary.
-    for (i, &b) in bytes.iter().enumerate() {
+    while let Some(found) = next_escape(bytes, i) {
+        let b = bytes[found];
         let escape: &str = match b {
             b'"' => "\\\"",
             b'\\' => "\\\\",
@@ -158,19 +160,48 @@ pub fn push_str(out: &mut String, s: &str, ensure_ascii: bool) {
             b'\t' => "\\t",
             0x08 => "\\b",
             0x0c => "\\f",
-            0..0x20 => "",
-            _ => continue,
+            _ => "",
         };
-        out.push_str(&s[run..i]);
+        out.push_str(&s[run..found]);
         if escape.is_empty() {
             out.push_str(&format!("\\u{b:04x}"));
         } else {
             out.push_str(escape);
         }
-        run = i + 1;
+        run = found + 1;
+        i = found + 1;
     }
     out.push_str(&s[run..]);
     out.push('"');
+}
+
+/// The index of the first byte at or after `from` that JSON escapes (`"`, `\\`, a
+/// control below 0x20): eight bytes at a time (SWAR), then byte by byte.
+fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    // A byte of `x` is zero: `(x - LO) & !x & HI` has its top bit.
+    let has_zero = |x: u64| x.wrapping_sub(LO) & !x & HI;
+    let mut i = from;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word);
+        // Below 0x20: `x - 0x20 per byte` borrows into a set top bit (for bytes
+        // without their own top bit set).
+        let control = x.wrapping_sub(LO * 0x20) & !x & HI;
+        if control | has_zero(x ^ (LO * u64::from(b'"'))) | has_zero(x ^ (LO * u64::from(b'\\')))
+            != 0
+        {
+            break;
+        }
+        i += 8;
+    }
+    bytes
+        .get(i..)?
+        .iter()
+        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+        .map(|p| i + p)
 }
 
 /// Python's `repr(float)`: the shortest round-trip digits, fixed notation for
@@ -187,4 +218,37 @@ pub fn python_float_repr(f: f64) -> String {
         };
     }
     crate::util::python_float_repr(f)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_word_scan_finds_what_the_byte_scan_finds() {
+        // Every escapable byte and its neighbours, at every offset of a 24-byte text,
+        // among ASCII and UTF-8 bytes with the top bit set.
+        let fillers: [&[u8]; 3] = [
+            b"abcdefghijklmnopqrstuvwx",
+            "é—ツxyzab".as_bytes(),
+            b"  ~~!!##",
+        ];
+        for filler in fillers {
+            for special in [
+                0u8, 0x01, 0x08, 0x1f, b' ', b'!', b'"', b'#', b'[', b'\\', b']', 0x7f,
+            ] {
+                for at in 0..filler.len() {
+                    let mut text = filler.to_vec();
+                    text[at] = special;
+                    for from in [0, 1, 7, 8, 9] {
+                        let naive = text
+                            .iter()
+                            .enumerate()
+                            .skip(from)
+                            .find(|&(_, &b)| b < 0x20 || b == b'"' || b == b'\\')
+                            .map(|(i, _)| i);
+                        assert_eq!(super::next_escape(&text, from), naive, "{text:?} {from}");
+                    }
+                }
+            }
+        }
+    }
 }
