@@ -1,6 +1,7 @@
 //! Scrapy's streaming and bookkeeping signals over loopback: `headers_received` and
 //! `bytes_received` (and `StopDownload` from either, with `fail` true or false),
-//! `robots_parsed`, `feed_slot_closed` and `feed_exporter_closed`.
+//! `robots_parsed`, `feed_slot_closed` and `feed_exporter_closed`; the downloader's
+//! `request_reached_downloader` / `response_downloaded` / `request_left_downloader`.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -254,4 +255,66 @@ fn robots_parsed_and_feed_signals_are_sent() {
     assert_eq!(*slots.borrow(), [(feed.to_str().unwrap().to_owned(), 2)]);
     assert_eq!(exporter_closed.get(), 1);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_request_reaches_and_leaves_the_downloader_in_scrapys_order() {
+    let srv = server(None);
+    // A port nothing listens on: the download fails (no retry).
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let refused = format!("http://127.0.0.1:{closed}/refused");
+    let ok: Vec<String> = (1..=3).map(|i| srv.url(&format!("/page/{i}"))).collect();
+    let mut urls = ok.clone();
+    urls.push(refused.clone());
+    let events: Rc<RefCell<Vec<(&'static str, String)>>> = Rc::default();
+    let ev = events.clone();
+    let (_crawler, seen) = run(
+        urls,
+        &[("RETRY_ENABLED", json!(false))],
+        false,
+        move |ctx| {
+            for (signal, name) in [
+                (Signal::RequestReachedDownloader, "reached"),
+                (Signal::ResponseDownloaded, "downloaded"),
+                (Signal::RequestLeftDownloader, "left"),
+            ] {
+                let ev = ev.clone();
+                ctx.signals.connect(signal, move |args| {
+                    let url = match args {
+                        SignalArgs::Request { request } => request.url_str().to_owned(),
+                        SignalArgs::Response { request, .. } => request.url_str().to_owned(),
+                        _ => String::new(),
+                    };
+                    ev.borrow_mut().push((name, url));
+                    Ok(())
+                });
+            }
+        },
+    );
+    assert_eq!(seen.responses.borrow().len(), 3);
+    let events = events.borrow();
+    let at = |name: &str, url: &str| {
+        let found: Vec<usize> = events
+            .iter()
+            .enumerate()
+            .filter(|(_, (n, u))| *n == name && u == url)
+            .map(|(i, _)| i)
+            .collect();
+        assert!(found.len() <= 1, "{name} {url} sent {} times", found.len());
+        found.first().copied()
+    };
+    for url in &ok {
+        let reached = at("reached", url).expect("reached");
+        let downloaded = at("downloaded", url).expect("downloaded");
+        let left = at("left", url).expect("left");
+        assert!(reached < downloaded && downloaded < left, "{events:?}");
+    }
+    let reached = at("reached", &refused).expect("the failed request reached");
+    let left = at("left", &refused).expect("the failed request left");
+    assert!(reached < left);
+    assert_eq!(at("downloaded", &refused), None);
+    assert_eq!(events.len(), 3 * 3 + 2, "{events:?}");
 }

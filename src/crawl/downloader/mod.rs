@@ -458,7 +458,6 @@ impl Downloader {
             );
         }
         let d = Deferred::new();
-        let left = request.clone();
         slot.queue.borrow_mut().push_back((request, d.clone()));
         let me = self.me.clone();
         let s = slot.clone();
@@ -466,14 +465,6 @@ impl Downloader {
             s.active.set(s.active.get().saturating_sub(1));
             if let Some(dl) = me.upgrade() {
                 dl.activity.add(&key, -1);
-                if let Some(c) = dl.crawler()
-                    && c.signals.has_receivers(Signal::RequestLeftDownloader)
-                {
-                    c.signals.send_catch_log(
-                        Signal::RequestLeftDownloader,
-                        SignalArgs::Request { request: &left },
-                    );
-                }
             }
             r
         });
@@ -573,6 +564,16 @@ impl Downloader {
                     if until > s.resume_at.get() {
                         s.resume_at.set(until);
                     }
+                }
+                // Scrapy's `finish_transferring`: after `response_downloaded`, before
+                // the slot's next transfer (the request is this chain's own: no copy).
+                if let Some(c) = dl.crawler()
+                    && c.signals.has_receivers(Signal::RequestLeftDownloader)
+                {
+                    c.signals.send_catch_log(
+                        Signal::RequestLeftDownloader,
+                        SignalArgs::Request { request: &request },
+                    );
                 }
                 dl.process_queue(&s);
             }
