@@ -9,9 +9,7 @@ use trawl::crawl::safe_url_string;
 
 #[test]
 fn safe_url_string_matches_w3lib_on_the_recorded_inputs() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/urls/urls.json");
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let data: Value = serde_json::from_str(&text).expect("urls.json");
+    let data = recorded("urls.json");
     let cases = data["cases"].as_array().expect("cases");
     let mut compared = 0;
     let mut wrong = Vec::new();
@@ -37,6 +35,13 @@ fn safe_url_string_matches_w3lib_on_the_recorded_inputs() {
 }
 
 /// Scrapy's `Request(url)` check after `safe_url_string`.
+/// A recorded file of `tests/data/urls/`, parsed.
+fn recorded(file: &str) -> Value {
+    let path = format!("{}/tests/data/urls/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 fn missing_scheme(url: &str) -> bool {
     !url.contains("://") && !url.starts_with("about:") && !url.starts_with("data:")
 }
@@ -54,12 +59,7 @@ fn urljoin_merges_and_resolves_paths_as_cpython() {
     // tests/data/urls/gen_urljoin_paths.py: CPython 3.11's urljoin on 10 bases and
     // 434 references made of "", ".", "..", "s", "..." segments (absolute and
     // relative, with a query).
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/urls/urljoin_paths.json"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let data: Value = serde_json::from_str(&text).expect("urljoin_paths.json");
+    let data = recorded("urljoin_paths.json");
     let cases = data["cases"].as_array().expect("cases");
     assert!(cases.len() > 4000);
     let mut wrong = Vec::new();
@@ -87,9 +87,7 @@ fn urljoin_merges_and_resolves_paths_as_cpython() {
 
 #[test]
 fn urljoin_and_follow_match_scrapy_on_the_recorded_hrefs() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/urls/follow.json");
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let data: Value = serde_json::from_str(&text).expect("follow.json");
+    let data = recorded("follow.json");
     let bases: Vec<&Value> = data["bases"].as_array().expect("bases").iter().collect();
     let cases = data["cases"].as_array().expect("cases");
     assert!(cases.len() > 1000);
@@ -159,9 +157,7 @@ fn urljoin_and_follow_match_scrapy_on_the_recorded_hrefs() {
 
 #[test]
 fn response_follow_builds_scrapys_request_url() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/urls/follow.json");
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let data: Value = serde_json::from_str(&text).expect("follow.json");
+    let data = recorded("follow.json");
     let bases: Vec<&Value> = data["bases"].as_array().expect("bases").iter().collect();
     let responses: Vec<(String, trawl::crawl::Response)> = bases
         .iter()
@@ -226,12 +222,7 @@ fn unhex(hex: &str) -> Vec<u8> {
 fn redirects_go_where_scrapy_sends_them() {
     use trawl::crawl::Response;
     use trawl::crawl::middlewares::{get_meta_refresh, redirect_target};
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/urls/redirects.json"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let data: Value = serde_json::from_str(&text).expect("redirects.json");
+    let data = recorded("redirects.json");
     let cases = data["cases"].as_array().expect("cases");
     assert!(cases.len() >= 100, "{} cases", cases.len());
     let mut wrong = Vec::new();

@@ -23,8 +23,14 @@ pub struct FingerprintOptions {
 
 /// The canonical form of the request URL used in fingerprints.
 pub fn canonical_url(request: &Request, keep_fragments: bool) -> String {
+    canonical_url_cow(request, keep_fragments).into_owned()
+}
+
+/// [`canonical_url`], borrowing the request's URL when it is already canonical.
+fn canonical_url_cow(request: &Request, keep_fragments: bool) -> std::borrow::Cow<'_, str> {
     let url = request.url_str();
-    canonicalize_url(url, true, keep_fragments).unwrap_or_else(|_| url.to_owned())
+    super::canonical::canonicalize_cow(url, true, keep_fragments)
+        .unwrap_or(std::borrow::Cow::Borrowed(url))
 }
 
 /// The included headers of `request`, lower-cased, sorted, with all their values.
@@ -83,9 +89,7 @@ pub fn fingerprint_json(request: &Request, options: &FingerprintOptions) -> Stri
 /// assert_eq!(fingerprint(&a, &FingerprintOptions::default()), fingerprint(&b, &FingerprintOptions::default()));
 /// ```
 pub fn fingerprint(request: &Request, options: &FingerprintOptions) -> [u8; 20] {
-    let url = request.url_str();
-    let canonical = super::canonical::canonicalize_cow(url, true, options.keep_fragments)
-        .unwrap_or(std::borrow::Cow::Borrowed(url));
+    let canonical = canonical_url_cow(request, options.keep_fragments);
     let names = header_names(options);
     let headers = included_headers(request, &names);
     digest(
@@ -116,22 +120,26 @@ pub(crate) fn push_json_str(out: &mut String, s: &str) {
     put_json_str(out, s);
 }
 
+/// JSON's two-character escape of `b` (`\\"`, `\\\\`, `\\n`, `\\r`, `\\t`, `\\b`, `\\f`), as
+/// Python's `json` writes them; `None` for every other byte.
+pub(crate) fn json_short_escape(b: u8) -> Option<&'static str> {
+    match b {
+        b'"' => Some("\\\""),
+        b'\\' => Some("\\\\"),
+        b'\n' => Some("\\n"),
+        b'\r' => Some("\\r"),
+        b'\t' => Some("\\t"),
+        0x08 => Some("\\b"),
+        0x0c => Some("\\f"),
+        _ => None,
+    }
+}
+
 /// Python's `ensure_ascii` escape of one character that is not printable ASCII, or
 /// is `"` or `\\`, into `buf`; the escape's length.
 fn escape_ascii_json(c: char, buf: &mut [u8; 12]) -> usize {
-    let short = match c {
-        '"' => Some(b'"'),
-        '\\' => Some(b'\\'),
-        '\n' => Some(b'n'),
-        '\r' => Some(b'r'),
-        '\t' => Some(b't'),
-        '\u{8}' => Some(b'b'),
-        '\u{c}' => Some(b'f'),
-        _ => None,
-    };
-    if let Some(e) = short {
-        buf[0] = b'\\';
-        buf[1] = e;
+    if let Some(e) = u8::try_from(c).ok().and_then(json_short_escape) {
+        buf[..2].copy_from_slice(e.as_bytes());
         return 2;
     }
     let mut units = [0u16; 2];

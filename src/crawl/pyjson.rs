@@ -152,21 +152,10 @@ pub fn push_str(out: &mut String, s: &str, ensure_ascii: bool) {
     // Only ASCII bytes are escaped, so every cut is at a character boundary.
     while let Some(found) = next_escape(bytes, i) {
         let b = bytes[found];
-        let escape: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            _ => "",
-        };
         out.push_str(&s[run..found]);
-        if escape.is_empty() {
-            out.push_str(&format!("\\u{b:04x}"));
-        } else {
-            out.push_str(escape);
+        match super::fingerprint::json_short_escape(b) {
+            Some(e) => out.push_str(e),
+            None => out.push_str(&format!("\\u{b:04x}")),
         }
         run = found + 1;
         i = found + 1;
