@@ -276,8 +276,102 @@ impl<'a> Joiner<'a> {
     }
 }
 
+/// The shape of an `http(s)` URL or absolute-path reference that `urlparse` splits
+/// and `urlunparse` writes back byte for byte (checked in one pass): printable ASCII
+/// only (so [`clean`] and the netloc's NFKC check leave it alone), no `;` in the path
+/// (no params to split), no `[`/`]` in the netloc, and no query or fragment that is
+/// present but empty (`urlunparse` drops a bare `?` or `#`). With `dots`, a path with
+/// a `/.` (a possible dot segment) does not qualify either.
+///
+/// `rest` is what follows the scheme's `//` (or the reference itself); `netloc`:
+/// whether it starts with a netloc, which must then be non-empty.
+fn plain(rest: &[u8], netloc: bool, dots: bool) -> bool {
+    // 0: netloc, 1: path, 2: query, 3: fragment.
+    let mut part = if netloc { 0 } else { 1 };
+    let mut prev = 0u8;
+    for (i, &c) in rest.iter().enumerate() {
+        if !(b'!'..=b'~').contains(&c) {
+            return false;
+        }
+        match c {
+            b'/' if part == 0 => {
+                if i == 0 {
+                    return false;
+                }
+                part = 1;
+            }
+            b'[' | b']' if part == 0 => return false,
+            b';' if part <= 1 => return false,
+            b'.' if dots && part == 1 && prev == b'/' => return false,
+            b'?' if part <= 1 => {
+                if i == 0 && part == 0 {
+                    return false;
+                }
+                part = 2;
+                if matches!(rest.get(i + 1), None | Some(b'#')) {
+                    return false;
+                }
+            }
+            b'#' if part <= 2 => {
+                if i == 0 && part == 0 {
+                    return false;
+                }
+                part = 3;
+                if i + 1 == rest.len() {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+        prev = c;
+    }
+    part > 0 || !rest.is_empty()
+}
+
+/// Whether `urljoin(base, url)` is `url` for any base: an `http(s)://` URL in
+/// [`plain`] shape. (Another scheme than the base's returns `url` as it is; the same
+/// scheme with a netloc returns `urlunparse(urlparse(url))`, which is `url`.)
+fn joins_to_itself(url: &str) -> bool {
+    let rest = if let Some(r) = url.strip_prefix("http://") {
+        r
+    } else if let Some(r) = url.strip_prefix("https://") {
+        r
+    } else {
+        return false;
+    };
+    plain(rest.as_bytes(), true, false)
+}
+
+/// Whether `url` is an absolute path (not `//`) in [`plain`] shape with no dot
+/// segment, on an `http(s)` base.
+fn keeps_absolute_path(b: &Parsed<'_>, url: &str) -> bool {
+    url.starts_with('/')
+        && !url.starts_with("//")
+        && matches!(b.scheme.as_ref(), "http" | "https")
+        && plain(url.as_bytes(), false, true)
+}
+
 /// The body of `urljoin` once the base is parsed.
 fn join_parsed<'u>(b: &Parsed<'_>, url: &'u str) -> Result<Cow<'u, str>, Reason> {
+    if joins_to_itself(url) {
+        return Ok(Cow::Borrowed(url));
+    }
+    // An absolute path on an `http(s)` base, with no dot segment to resolve:
+    // `urljoin` keeps the path as it is and `urlunparse` writes
+    // `scheme://netloc` + the reference.
+    if keeps_absolute_path(b, url) {
+        let mut joined = String::with_capacity(b.scheme.len() + 3 + b.netloc.len() + url.len());
+        joined.push_str(&b.scheme);
+        joined.push_str("://");
+        joined.push_str(b.netloc);
+        joined.push_str(url);
+        return Ok(Cow::Owned(joined));
+    }
+    join_general(b, url)
+}
+
+/// `urljoin` step by step, as CPython writes it.
+fn join_general<'u>(b: &Parsed<'_>, url: &'u str) -> Result<Cow<'u, str>, Reason> {
     let url_clean = clean(url);
     let mut u = urlparse(&url_clean, &b.scheme)?;
     if u.scheme != b.scheme || !USES_RELATIVE.contains(&u.scheme.as_ref()) {
@@ -352,7 +446,7 @@ fn join_parsed<'u>(b: &Parsed<'_>, url: &'u str) -> Result<Cow<'u, str>, Reason>
 
 #[cfg(test)]
 mod tests {
-    use super::{clean, http_netloc_and_path, urlparse};
+    use super::{clean, http_netloc_and_path, join_general, join_parsed, urlparse};
 
     fn slow(url: &str) -> Option<(String, String)> {
         let cleaned = clean(url);
@@ -368,6 +462,46 @@ mod tests {
             }
             None => false,
         }
+    }
+
+    #[test]
+    fn the_shortcuts_join_as_the_general_path() {
+        let bases = [
+            "http://a.com/x/y",
+            "https://a.com:8443/d/",
+            "http://a.com",
+            "http:///x",
+            "ftp://a.com/x/",
+            "http://u@a.com/x;p?q#f",
+        ];
+        let alphabet: Vec<char> = "ab/?#;:.@[] %é\t\x7fH".chars().collect();
+        let heads = [
+            "", "/", "//", "http://", "https://", "HTTP://", "ftp://", "http:",
+        ];
+        let mut state: u64 = 0x0DDB_1A5E_5BAD_5EED;
+        let (mut shortcut, mut total) = (0, 0);
+        for _ in 0..200_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut r = state;
+            let mut url = String::from(heads[(r % heads.len() as u64) as usize]);
+            for _ in 0..(r >> 8) % 16 {
+                r = r.rotate_left(5).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                url.push(alphabet[(r >> 33) as usize % alphabet.len()]);
+            }
+            for base in bases {
+                let b = urlparse(base, "").expect("base");
+                let fast = join_parsed(&b, &url);
+                let slow = join_general(&b, &url);
+                assert_eq!(fast, slow, "{base} + {url:?}");
+                total += 1;
+                if super::joins_to_itself(&url) || super::keeps_absolute_path(&b, &url) {
+                    shortcut += 1;
+                }
+            }
+        }
+        assert!(shortcut > 1000 && total > shortcut, "{shortcut} of {total}");
     }
 
     #[test]
