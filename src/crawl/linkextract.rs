@@ -56,6 +56,8 @@ pub struct LinkExtractor {
     canonicalize: bool,
     /// Lower-case extensions to skip.
     deny_extensions: crate::util::FxHashSet<String>,
+    /// The longest of `deny_extensions`, in bytes (longer candidates are not looked up).
+    longest_extension: usize,
     allow_domains: Vec<String>,
     deny_domains: Vec<String>,
     allow: Vec<Regex>,
@@ -103,6 +105,11 @@ impl Default for LinkExtractor {
             unique: true,
             canonicalize: false,
             deny_extensions: IGNORED_EXTENSIONS.iter().map(|e| (*e).to_owned()).collect(),
+            longest_extension: IGNORED_EXTENSIONS
+                .iter()
+                .map(|e| e.len())
+                .max()
+                .unwrap_or(0),
             allow_domains: Vec::new(),
             deny_domains: Vec::new(),
             allow: Vec::new(),
@@ -158,6 +165,12 @@ impl LinkExtractor {
             .into_iter()
             .map(|e| e.as_ref().trim_start_matches('.').to_ascii_lowercase())
             .collect();
+        self.longest_extension = self
+            .deny_extensions
+            .iter()
+            .map(String::len)
+            .max()
+            .unwrap_or(0);
         self
     }
 
@@ -255,7 +268,8 @@ impl LinkExtractor {
         let mut seen: crate::util::FxHashSet<u64> =
             crate::util::FxHashSet::with_capacity_and_hasher(32, Default::default());
         let mut out = Vec::with_capacity(24);
-        let mut region_seen: crate::util::FxHashSet<u64> = Default::default();
+        let mut region_seen: crate::util::FxHashSet<u64> =
+            crate::util::FxHashSet::with_capacity_and_hasher(32, Default::default());
         let mut candidates: Vec<Link> = Vec::with_capacity(24);
         let base_join = super::canonical::Joiner::new(base);
         let page_join = super::canonical::Joiner::new(&page);
@@ -400,11 +414,16 @@ impl LinkExtractor {
         if self.deny_extensions.is_empty() {
             return false;
         }
-        let last = path.rsplit('/').next().unwrap_or("");
+        let last = match memchr::memrchr(b'/', path.as_bytes()) {
+            Some(i) => &path[i + 1..],
+            None => path,
+        };
         // Every dot of the last segment starts a candidate ("tar.gz" and "gz").
-        last.match_indices('.').any(|(i, _)| {
+        memchr::memchr_iter(b'.', last.as_bytes()).any(|i| {
             let e = &last[i + 1..];
-            if e.bytes().any(|b| b.is_ascii_uppercase()) {
+            if e.len() > self.longest_extension {
+                false
+            } else if e.bytes().any(|b| b.is_ascii_uppercase()) {
                 self.deny_extensions.contains(&e.to_ascii_lowercase())
             } else {
                 self.deny_extensions.contains(e)

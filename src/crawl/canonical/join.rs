@@ -198,11 +198,21 @@ fn http_netloc_and_path(url: &str) -> Option<(&str, &str)> {
     };
     let b = url.as_bytes();
     let (mut netloc_end, mut query, mut fragment) = (None, None, None);
+    // The last '/' of the path (the params of `_splitparams` are after it).
+    let mut last_slash = None;
     for (i, &c) in b.iter().enumerate().skip(rest_at) {
+        if !SPLIT_SPECIAL[usize::from(c)] {
+            continue;
+        }
         match c {
             0..=b' ' => return None,
             b'[' | b']' if netloc_end.is_none() => return None,
-            b'/' if netloc_end.is_none() => netloc_end = Some(i),
+            b'/' => {
+                netloc_end.get_or_insert(i);
+                if query.is_none() && fragment.is_none() {
+                    last_slash = Some(i);
+                }
+            }
             b'?' if query.is_none() && fragment.is_none() => {
                 netloc_end.get_or_insert(i);
                 query = Some(i);
@@ -218,13 +228,30 @@ fn http_netloc_and_path(url: &str) -> Option<(&str, &str)> {
     let path_end = query.or(fragment).unwrap_or(b.len());
     let path = &url[netloc_end..path_end.max(netloc_end)];
     // `_splitparams`: from the first ';' of the last segment.
-    let last = path.rfind('/').unwrap_or(0);
-    let path = match path[last..].find(';') {
+    let last = last_slash.map_or(0, |i| i - netloc_end);
+    let path = match memchr::memchr(b';', &path.as_bytes()[last..]) {
         Some(i) => &path[..last + i],
         None => path,
     };
     Some((&url[rest_at..netloc_end], path))
 }
+
+/// The bytes [`http_netloc_and_path`] looks at: controls and space, brackets, and the
+/// delimiters of netloc, query and fragment.
+static SPLIT_SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b <= b' ' as usize {
+        t[b] = true;
+        b += 1;
+    }
+    t[b'[' as usize] = true;
+    t[b']' as usize] = true;
+    t[b'/' as usize] = true;
+    t[b'?' as usize] = true;
+    t[b'#' as usize] = true;
+    t
+};
 
 /// CPython 3.11's `urllib.parse.urljoin(base, url)`.
 ///
@@ -288,12 +315,14 @@ impl<'a> Joiner<'a> {
 fn plain(rest: &[u8], netloc: bool, dots: bool) -> bool {
     // 0: netloc, 1: path, 2: query, 3: fragment.
     let mut part = if netloc { 0 } else { 1 };
-    let mut prev = 0u8;
-    for (i, &c) in rest.iter().enumerate() {
-        if !(b'!'..=b'~').contains(&c) {
-            return false;
+    let mut i = 0;
+    while i < rest.len() {
+        // Skip the bytes no part cares about (letters, digits, most punctuation).
+        if !PLAIN_SPECIAL[usize::from(rest[i])] {
+            i += 1;
+            continue;
         }
-        match c {
+        match rest[i] {
             b'/' if part == 0 => {
                 if i == 0 {
                     return false;
@@ -302,7 +331,7 @@ fn plain(rest: &[u8], netloc: bool, dots: bool) -> bool {
             }
             b'[' | b']' if part == 0 => return false,
             b';' if part <= 1 => return false,
-            b'.' if dots && part == 1 && prev == b'/' => return false,
+            b'.' if dots && part == 1 && i > 0 && rest[i - 1] == b'/' => return false,
             b'?' if part <= 1 => {
                 if i == 0 && part == 0 {
                     return false;
@@ -321,12 +350,31 @@ fn plain(rest: &[u8], netloc: bool, dots: bool) -> bool {
                     return false;
                 }
             }
-            _ => {}
+            b'/' | b'[' | b']' | b';' | b'.' | b'?' | b'#' => {}
+            // Outside printable ASCII.
+            _ => return false,
         }
-        prev = c;
+        i += 1;
     }
     part > 0 || !rest.is_empty()
 }
+
+/// The bytes [`plain`] stops at: outside printable ASCII, and the delimiters.
+static PLAIN_SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = b <= b' ' as usize || b >= 0x7f;
+        b += 1;
+    }
+    let delims = b"/[];.?#";
+    let mut j = 0;
+    while j < delims.len() {
+        t[delims[j] as usize] = true;
+        j += 1;
+    }
+    t
+};
 
 /// Whether `urljoin(base, url)` is `url` for any base: an `http(s)://` URL in
 /// [`plain`] shape. (Another scheme than the base's returns `url` as it is; the same
