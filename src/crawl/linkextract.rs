@@ -273,8 +273,8 @@ impl LinkExtractor {
         let mut candidates: Vec<Link> = Vec::with_capacity(24);
         let base_join = super::canonical::Joiner::new(base);
         let page_join = super::canonical::Joiner::new(&page);
-        let resolve = |raw: RawLink| -> Option<Link> {
-            let href = crate::util::strip_html5_whitespace(&raw.href);
+        let resolve = |href: &str, text: String, nofollow: bool| -> Option<Link> {
+            let href = crate::util::strip_html5_whitespace(href);
             let joined = base_join.join(href).ok()?;
             let value = match &self.process_value {
                 Some(f) => std::borrow::Cow::Owned(f(&joined)?),
@@ -294,16 +294,18 @@ impl LinkExtractor {
             };
             Some(Link {
                 url,
-                text: raw.text,
+                text,
                 fragment: String::new(),
-                nofollow: raw.nofollow,
+                nofollow,
             })
         };
         let unique = self.unique;
         let collect = |candidates: &mut Vec<Link>,
                        region_seen: &mut crate::util::FxHashSet<u64>,
-                       raw: RawLink| {
-            if let Some(link) = resolve(raw)
+                       href: &str,
+                       text: String,
+                       nofollow: bool| {
+            if let Some(link) = resolve(href, text, nofollow)
                 && (!unique || region_seen.insert(crate::util::fx_hash(link.url.as_bytes())))
             {
                 candidates.push(link);
@@ -324,7 +326,9 @@ impl LinkExtractor {
                         &self.attrs,
                         self.with_text,
                         &mut budget,
-                        &mut |raw| collect(&mut candidates, &mut region_seen, raw),
+                        &mut |href, text, nofollow| {
+                            collect(&mut candidates, &mut region_seen, href, text, nofollow);
+                        },
                     );
                     // Scrapy extracts and processes each region on its own (the
                     // first dedupe is per region, the last one over all of them).
@@ -336,13 +340,15 @@ impl LinkExtractor {
         }
         // A DOM built for CSS selection already has the links: do not tokenize twice.
         match response.document_if_parsed() {
-            Some(doc) => dom_links(
+            Some(doc) => dom_link_refs(
                 doc,
                 &self.tags,
                 &self.attrs,
                 self.with_text,
                 &mut budget,
-                &mut |raw| collect(&mut candidates, &mut region_seen, raw),
+                |href, text, nofollow| {
+                    collect(&mut candidates, &mut region_seen, href, text, nofollow);
+                },
             ),
             None => {
                 crate::html::scan_links(
@@ -350,7 +356,15 @@ impl LinkExtractor {
                     &self.tags,
                     &self.attrs,
                     self.with_text,
-                    &mut |raw| collect(&mut candidates, &mut region_seen, raw),
+                    &mut |raw: RawLink| {
+                        collect(
+                            &mut candidates,
+                            &mut region_seen,
+                            &raw.href,
+                            raw.text,
+                            raw.nofollow,
+                        );
+                    },
                 );
             }
         }
@@ -460,7 +474,7 @@ fn element_links(
     attrs: &[String],
     with_text: bool,
     budget: &mut TextBudget,
-    found: &mut impl FnMut(RawLink),
+    found: &mut impl FnMut(&str, String, bool),
 ) {
     let mut hrefs = e
         .attrs()
@@ -477,11 +491,7 @@ fn element_links(
         String::new()
     };
     for (_, v) in hrefs {
-        found(RawLink {
-            href: v.to_owned(),
-            text: text.clone(),
-            nofollow,
-        });
+        found(v, text.clone(), nofollow);
     }
 }
 
@@ -492,7 +502,7 @@ fn region_links(
     attrs: &[String],
     with_text: bool,
     budget: &mut TextBudget,
-    found: &mut impl FnMut(RawLink),
+    found: &mut impl FnMut(&str, String, bool),
 ) {
     if tags.iter().any(|t| t.eq_ignore_ascii_case(region.name())) {
         element_links(region, attrs, with_text, budget, found);
@@ -513,6 +523,32 @@ pub fn dom_links(
     with_text: bool,
     budget: &mut TextBudget,
     mut found: impl FnMut(RawLink),
+) {
+    dom_link_refs(
+        doc,
+        tags,
+        attrs,
+        with_text,
+        budget,
+        |href, text, nofollow| {
+            found(RawLink {
+                href: href.to_owned(),
+                text,
+                nofollow,
+            });
+        },
+    );
+}
+
+/// [`dom_links`] with each link's `href` borrowed from the document: `(href, text,
+/// nofollow)`.
+fn dom_link_refs(
+    doc: &crate::html::Document,
+    tags: &[String],
+    attrs: &[String],
+    with_text: bool,
+    budget: &mut TextBudget,
+    mut found: impl FnMut(&str, String, bool),
 ) {
     let tag_keys: Vec<u64> = tags
         .iter()
