@@ -28,7 +28,7 @@ struct Inner {
     url: Url,
     status: u16,
     headers: Headers,
-    body: Bytes,
+    body: Body,
     request: Request,
     flags: Vec<String>,
     ip: Option<IpAddr>,
@@ -40,6 +40,52 @@ struct Inner {
     base: OnceCell<Url>,
     /// The base URL as Scrapy's `get_base_url` writes it (for `follow`).
     scrapy_base: OnceCell<String>,
+}
+
+/// A response's body: its bytes, held as a `String` when they are valid UTF-8. The
+/// check runs once, when the response is built, and moves the buffer without copying
+/// it; [`Response::text`] then hands out the string as it is, however often a page is
+/// read (its DOM, links, meta refresh, base URL) — it was validated on every call.
+enum Body {
+    Bytes(Bytes),
+    Utf8(String),
+}
+
+impl Body {
+    /// `bytes` as a body: a buffer only this response holds is checked for UTF-8 and
+    /// kept as a `String` if it is (no copy either way); a shared one stays shared.
+    fn new(bytes: Bytes) -> Self {
+        if !bytes.is_unique() {
+            return Self::Bytes(bytes);
+        }
+        match String::from_utf8(Vec::from(bytes)) {
+            Ok(s) => Self::Utf8(s),
+            Err(e) => Self::Bytes(Bytes::from(e.into_bytes())),
+        }
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        match self {
+            Self::Bytes(b) => b,
+            Self::Utf8(s) => s.as_bytes(),
+        }
+    }
+
+    /// The body as text, when it is known to be valid UTF-8.
+    fn utf8(&self) -> Option<&str> {
+        match self {
+            Self::Bytes(_) => None,
+            Self::Utf8(s) => Some(s),
+        }
+    }
+
+    /// The bytes as a [`Bytes`] (a copy of a `String` body).
+    fn to_bytes(&self) -> Bytes {
+        match self {
+            Self::Bytes(b) => b.clone(),
+            Self::Utf8(s) => Bytes::copy_from_slice(s.as_bytes()),
+        }
+    }
 }
 
 /// A downloaded response: Scrapy's `Response` / `TextResponse` / `HtmlResponse`.
@@ -77,7 +123,7 @@ impl ResponseBuilder {
                 url: self.url,
                 status: self.status,
                 headers: self.headers,
-                body: self.body,
+                body: Body::new(self.body),
                 request: self.request,
                 flags: self.flags,
                 ip: self.ip,
@@ -108,15 +154,15 @@ impl Response {
         .build()
     }
 
-    /// The parts, to build a modified copy (Scrapy's `response.replace()`); the body is
-    /// shared, not copied.
+    /// The parts, to build a modified copy (Scrapy's `response.replace()`); a body held
+    /// as bytes is shared, one held as text (valid UTF-8) is copied.
     pub fn to_builder(&self) -> ResponseBuilder {
         let i = &self.inner;
         ResponseBuilder {
             url: i.url.clone(),
             status: i.status,
             headers: i.headers.clone(),
-            body: i.body.clone(),
+            body: i.body.to_bytes(),
             request: i.request.clone(),
             flags: i.flags.clone(),
             ip: i.ip,
@@ -132,7 +178,12 @@ impl Response {
                 let ct = ct.to_ascii_lowercase();
                 ct.contains("html")
             }
-            None => self.inner.body.trim_ascii_start().starts_with(b"<"),
+            None => self
+                .inner
+                .body
+                .as_bytes()
+                .trim_ascii_start()
+                .starts_with(b"<"),
         }
     }
 
@@ -152,8 +203,8 @@ impl Response {
     }
 
     /// The raw body.
-    pub fn body(&self) -> &Bytes {
-        &self.inner.body
+    pub fn body(&self) -> &[u8] {
+        self.inner.body.as_bytes()
     }
 
     /// The request that produced this response.
@@ -192,9 +243,10 @@ impl Response {
     pub fn text(&self) -> &str {
         let transcoded = self.inner.text.get_or_init(|| {
             let enc = self.encoding();
-            let body = &self.inner.body[..];
-            let body = strip_bom(body);
-            if enc == encoding_rs::UTF_8 && std::str::from_utf8(body).is_ok() {
+            let body = strip_bom(self.inner.body.as_bytes());
+            if enc == encoding_rs::UTF_8
+                && (self.inner.body.utf8().is_some() || std::str::from_utf8(body).is_ok())
+            {
                 return None;
             }
             let (text, _, _) = enc.decode(body);
@@ -213,10 +265,14 @@ impl Response {
             }
             Some(text)
         });
-        match transcoded {
-            Some(t) => t,
-            // Checked valid above.
-            None => std::str::from_utf8(strip_bom(&self.inner.body)).unwrap_or(""),
+        match (transcoded, self.inner.body.utf8()) {
+            (Some(t), _) => t,
+            // Valid UTF-8; a BOM is one character (U+FEFF), so what follows it is too.
+            (None, Some(s)) => s.strip_prefix('\u{feff}').unwrap_or(s),
+            // Checked valid above (a body shared with another response).
+            (None, None) => {
+                std::str::from_utf8(strip_bom(self.inner.body.as_bytes())).unwrap_or("")
+            }
         }
     }
 
@@ -460,7 +516,9 @@ fn strip_bom(body: &[u8]) -> &[u8] {
 /// Scrapy's last step runs `charset-normalizer`, a statistical guess; trawl's
 /// windows-1252 is what Scrapy guessed before it and what browsers in Western locales
 /// use (DESIGN.md lists the difference).
-fn detect_encoding(headers: &Headers, body: &[u8]) -> &'static encoding_rs::Encoding {
+fn detect_encoding(headers: &Headers, body: &Body) -> &'static encoding_rs::Encoding {
+    let known_utf8 = body.utf8().is_some();
+    let body = body.as_bytes();
     if let Some((enc, _)) = encoding_rs::Encoding::for_bom(body) {
         return enc;
     }
@@ -477,7 +535,7 @@ fn detect_encoding(headers: &Headers, body: &[u8]) -> &'static encoding_rs::Enco
         }
         return enc;
     }
-    if std::str::from_utf8(body).is_ok() {
+    if known_utf8 || std::str::from_utf8(body).is_ok() {
         encoding_rs::UTF_8
     } else {
         encoding_rs::WINDOWS_1252

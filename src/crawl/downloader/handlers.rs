@@ -331,7 +331,7 @@ mod tests {
         let r = success_result_of(
             DataUriHandler.download_request(&Request::get("data:,Hello%2C%20World!").unwrap()),
         );
-        assert_eq!(&r.body()[..], b"Hello, World!");
+        assert_eq!(r.body(), b"Hello, World!");
         assert_eq!(
             r.headers().get_str("content-type"),
             Some("text/plain;charset=US-ASCII")
@@ -340,7 +340,7 @@ mod tests {
             DataUriHandler
                 .download_request(&Request::get("data:text/html;base64,PGI+aGk8L2I+").unwrap()),
         );
-        assert_eq!(&r.body()[..], b"<b>hi</b>");
+        assert_eq!(r.body(), b"<b>hi</b>");
         assert_eq!(r.headers().get_str("content-type"), Some("text/html"));
     }
 }

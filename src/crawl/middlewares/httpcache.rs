@@ -825,7 +825,7 @@ mod tests {
         );
         let fresh = freshen(&cached, &not_modified);
         assert_eq!(fresh.status(), 200);
-        assert_eq!(fresh.body().as_ref(), b"body");
+        assert_eq!(fresh.body(), b"body");
         assert_eq!(fresh.headers().get_str("Date"), Some("new"));
         assert_eq!(fresh.headers().get_str("Cache-Control"), Some("max-age=60"));
         assert_eq!(fresh.headers().get_str("ETag"), Some("\"v1\""));
@@ -852,7 +852,7 @@ mod tests {
             st.store(&fp, &r, &response, 50.0).expect("store");
             let got = st.retrieve(&fp, &r, 60.0).expect("read").expect("hit");
             assert_eq!(got.status(), 203);
-            assert_eq!(got.body().as_ref(), b"body");
+            assert_eq!(got.body(), b"body");
             assert_eq!(got.headers().get_all("Set-Cookie").count(), 2);
             assert_eq!(got.flags(), ["cached"]);
             assert!(
