@@ -8,9 +8,10 @@
 //!
 //! A scheduler may hold a million of these, so the layout is compact: the URL, the
 //! method, the callback name (an `Rc<str>` shared by every request with that callback),
-//! priority and flags inline; `meta` as a small vector map; everything rarely set
-//! (headers, body, errback, `cb_kwargs`, flags, cookies, encoding) behind one optional
-//! box.
+//! priority and flags inline; everything else (`meta`, headers, body, errback,
+//! `cb_kwargs`, flags, cookies, encoding) behind one optional box. `meta` keeps its
+//! first entry inline, so a followed link (`depth`, a `Referer`) allocates that box and
+//! its header bytes, nothing more.
 
 use std::cell::OnceCell;
 use std::fmt;
@@ -82,9 +83,17 @@ impl fmt::Display for Method {
 }
 
 /// `Request.meta`: a small ordered map of JSON values. Linear lookups beat hashing for
-/// the handful of keys requests carry.
+/// the handful of keys requests carry. The first entry is held inline (most requests
+/// carry one key, `depth`), the others in a vector.
 #[derive(Clone, Default, PartialEq)]
-pub struct Meta(Vec<(MetaKey, Value)>);
+pub struct Meta {
+    /// The first entry; `None` only when `rest` is empty too.
+    first: Option<(MetaKey, Value)>,
+    rest: Vec<(MetaKey, Value)>,
+}
+
+/// The `meta` of a request that has none.
+static NO_META: Meta = Meta::new();
 
 /// A meta key: the middlewares' own keys are static strings, so setting them costs no
 /// allocation. Keys compare by text, whichever way they are stored.
@@ -148,23 +157,45 @@ impl std::ops::Deref for MetaKey {
 
 impl Meta {
     /// An empty map (no allocation).
-    pub fn new() -> Self {
-        Self(Vec::new())
+    pub const fn new() -> Self {
+        Self {
+            first: None,
+            rest: Vec::new(),
+        }
     }
 
     /// Drops spare capacity (for long-lived requests in a queue).
     pub fn shrink_to_fit(&mut self) {
-        self.0.shrink_to_fit();
+        self.rest.shrink_to_fit();
+    }
+
+    fn entries(&self) -> impl Iterator<Item = &(MetaKey, Value)> {
+        self.first.iter().chain(self.rest.iter())
+    }
+
+    fn entries_mut(&mut self) -> impl Iterator<Item = &mut (MetaKey, Value)> {
+        self.first.iter_mut().chain(self.rest.iter_mut())
+    }
+
+    /// Appends an entry whose key is not present.
+    fn push(&mut self, entry: (MetaKey, Value)) {
+        if self.first.is_none() {
+            self.first = Some(entry);
+        } else {
+            self.rest.push(entry);
+        }
     }
 
     /// The value under `key`.
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.0.iter().find(|(k, _)| &**k == key).map(|(_, v)| v)
+        self.entries().find(|(k, _)| &**k == key).map(|(_, v)| v)
     }
 
     /// A mutable reference to the value under `key`.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
-        self.0.iter_mut().find(|(k, _)| &**k == key).map(|(_, v)| v)
+        self.entries_mut()
+            .find(|(k, _)| &**k == key)
+            .map(|(_, v)| v)
     }
 
     /// Sets `key`, returning the previous value.
@@ -173,7 +204,7 @@ impl Meta {
         match self.get_mut(key) {
             Some(v) => Some(std::mem::replace(v, value)),
             None => {
-                self.0.push((MetaKey::Owned(key.into()), value));
+                self.push((MetaKey::Owned(key.into()), value));
                 None
             }
         }
@@ -191,8 +222,7 @@ impl Meta {
     /// Whether `key` is stored as a static string (no allocation): what memory tests
     /// check on decoded requests.
     pub fn key_is_static(&self, key: &str) -> bool {
-        self.0
-            .iter()
+        self.entries()
             .any(|(k, _)| matches!(k, MetaKey::Static(s) if *s == key))
     }
 
@@ -202,7 +232,7 @@ impl Meta {
         match self.get_mut(key) {
             Some(v) => Some(std::mem::replace(v, value)),
             None => {
-                self.0.push((MetaKey::Static(key), value));
+                self.push((MetaKey::Static(key), value));
                 None
             }
         }
@@ -210,13 +240,17 @@ impl Meta {
 
     /// Removes `key`.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
-        let i = self.0.iter().position(|(k, _)| &**k == key)?;
-        Some(self.0.remove(i).1)
+        if self.first.as_ref().is_some_and(|(k, _)| &**k == key) {
+            let next = (!self.rest.is_empty()).then(|| self.rest.remove(0));
+            return std::mem::replace(&mut self.first, next).map(|(_, v)| v);
+        }
+        let i = self.rest.iter().position(|(k, _)| &**k == key)?;
+        Some(self.rest.remove(i).1)
     }
 
     /// Whether `key` is set (to anything, `null` included).
     pub fn contains_key(&self, key: &str) -> bool {
-        self.0.iter().any(|(k, _)| &**k == key)
+        self.entries().any(|(k, _)| &**k == key)
     }
 
     /// A boolean value (JSON `true`/`false`, or a truthy number); false when absent.
@@ -246,17 +280,17 @@ impl Meta {
 
     /// The number of keys.
     pub fn len(&self) -> usize {
-        self.0.len()
+        usize::from(self.first.is_some()) + self.rest.len()
     }
 
     /// Whether there are no keys.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.first.is_none()
     }
 
     /// Keys and values in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.0.iter().map(|(k, v)| (&**k, v))
+        self.entries().map(|(k, v)| (&**k, v))
     }
 }
 
@@ -275,23 +309,23 @@ impl Serialize for Meta {
 impl<'de> Deserialize<'de> for Meta {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let map = Map::<String, Value>::deserialize(d)?;
-        Ok(Self(
-            map.into_iter()
-                .map(|(k, v)| {
-                    let key = match KNOWN_META_KEYS.binary_search(&k.as_str()) {
-                        Ok(i) => MetaKey::Static(KNOWN_META_KEYS[i]),
-                        Err(_) => MetaKey::Owned(k.into_boxed_str()),
-                    };
-                    (key, v)
-                })
-                .collect(),
-        ))
+        let mut meta = Meta::new();
+        for (k, v) in map {
+            // A JSON object's keys are distinct: each is appended.
+            let key = match KNOWN_META_KEYS.binary_search(&k.as_str()) {
+                Ok(i) => MetaKey::Static(KNOWN_META_KEYS[i]),
+                Err(_) => MetaKey::Owned(k.into_boxed_str()),
+            };
+            meta.push((key, v));
+        }
+        Ok(meta)
     }
 }
 
 /// The rarely used fields, boxed together.
 #[derive(Clone, Default, PartialEq, Debug)]
 struct Extra {
+    meta: Meta,
     headers: Headers,
     body: Vec<u8>,
     errback: Option<Rc<str>>,
@@ -337,7 +371,6 @@ pub struct Request {
     callback: Option<Rc<str>>,
     priority: i32,
     dont_filter: bool,
-    meta: Meta,
     extra: Option<Box<Extra>>,
 }
 
@@ -356,7 +389,6 @@ impl Request {
             callback: None,
             priority: 0,
             dont_filter: false,
-            meta: Meta::new(),
             extra: None,
         }
     }
@@ -544,17 +576,17 @@ impl Request {
 
     /// `meta`.
     pub fn meta(&self) -> &Meta {
-        &self.meta
+        self.extra.as_deref().map_or(&NO_META, |e| &e.meta)
     }
 
     /// `meta`, mutable.
     pub fn meta_mut(&mut self) -> &mut Meta {
-        &mut self.meta
+        &mut self.extra_mut().meta
     }
 
     /// Sets one `meta` key.
     pub fn with_meta(mut self, key: &str, value: impl Into<Value>) -> Self {
-        self.meta.insert(key, value);
+        self.meta_mut().insert(key, value);
         self
     }
 
@@ -640,7 +672,7 @@ impl Request {
     /// request. The absolute time is kept in meta `not_before`, so it survives disk
     /// and Redis queues.
     pub fn with_delay(mut self, secs: f64) -> Self {
-        self.meta.insert_static("download_delay", secs);
+        self.meta_mut().insert_static("download_delay", secs);
         self
     }
 
@@ -682,8 +714,8 @@ impl Request {
     /// Drops spare capacity in meta, headers and the rest, so a request that will
     /// wait in a queue holds only what it needs (the scheduler calls it on enqueue).
     pub fn shrink_to_fit(&mut self) {
-        self.meta.shrink_to_fit();
         if let Some(e) = self.extra.as_mut() {
+            e.meta.shrink_to_fit();
             e.headers.shrink_to_fit();
             e.body.shrink_to_fit();
             e.flags.shrink_to_fit();
@@ -708,7 +740,7 @@ impl PartialEq for Request {
             && self.callback == other.callback
             && self.priority == other.priority
             && self.dont_filter == other.dont_filter
-            && self.meta == other.meta
+            && self.meta() == other.meta()
             && self.headers() == other.headers()
             && self.body() == other.body()
             && self.errback() == other.errback()
@@ -805,7 +837,7 @@ impl Serialize for Request {
             errback: extra.and_then(|e| e.errback.as_deref()).map(str::to_owned),
             priority: self.priority,
             dont_filter: self.dont_filter,
-            meta: self.meta.clone(),
+            meta: self.meta().clone(),
             headers,
             body,
             body_b64,
@@ -840,8 +872,8 @@ impl<'de> Deserialize<'de> for Request {
         r.callback = w.callback.map(Into::into);
         r.priority = w.priority;
         r.dont_filter = w.dont_filter;
-        r.meta = w.meta;
         let extra = Extra {
+            meta: w.meta,
             headers: w.headers.into_iter().collect(),
             body,
             errback: w.errback.map(Into::into),
@@ -874,10 +906,43 @@ mod tests {
         // spider middleware, the engine and the scheduler, so its size is copied
         // many times per extracted link (the parsed URL is boxed for this).
         assert!(
-            std::mem::size_of::<Request>() <= 96,
+            std::mem::size_of::<Request>() <= 72,
             "{}",
             std::mem::size_of::<Request>()
         );
+    }
+
+    #[test]
+    fn meta_keeps_insertion_order_across_its_inline_entry() {
+        let mut m = Meta::new();
+        assert!(m.is_empty() && m.iter().next().is_none());
+        for (i, k) in ["a", "b", "c", "d"].iter().enumerate() {
+            assert_eq!(m.insert(k, i), None);
+        }
+        assert_eq!(m.insert_static("depth", 9), None);
+        assert_eq!(m.insert("b", 10), Some(Value::from(1)));
+        let keys = |m: &Meta| m.iter().map(|(k, _)| k.to_owned()).collect::<Vec<_>>();
+        assert_eq!(keys(&m), ["a", "b", "c", "d", "depth"]);
+        // Removing the inline entry brings the next one forward, in order.
+        assert_eq!(m.remove("a"), Some(Value::from(0)));
+        assert_eq!(keys(&m), ["b", "c", "d", "depth"]);
+        assert_eq!(m.remove("d"), Some(Value::from(3)));
+        assert_eq!(m.remove("zz"), None);
+        assert_eq!(keys(&m), ["b", "c", "depth"]);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m.get_i64("b"), Some(10));
+        for k in ["b", "c", "depth"] {
+            assert!(m.remove(k).is_some());
+        }
+        assert!(m.is_empty());
+        assert_eq!(m.len(), 0, "len agrees with is_empty");
+        assert_eq!(m, Meta::new());
+        // A request without meta has no box; reading its meta does not make one.
+        let r = Request::get("http://example.com/").unwrap();
+        assert!(r.meta().is_empty());
+        assert!(r.extra.is_none());
+        let r = r.with_meta("depth", 1);
+        assert_eq!(r.meta().get_i64("depth"), Some(1));
     }
 
     #[test]

@@ -2,12 +2,15 @@
 //!
 //! Storage is compact: all names and values live in one byte buffer and an index of
 //! ranges points into it, so a response's dozen headers cost two allocations, not
-//! two dozen; the index of up to two fields (a request's `Referer`) is kept inline, so
-//! such a set costs one. Names keep the case they were given (servers and Scrapy users see what
+//! two dozen. A small set lives inline, allocating nothing: the index of up to two
+//! fields and up to [`INLINE_BYTES`] bytes of names and values (a followed link's
+//! `Referer`). Names keep the case they were given (servers and Scrapy users see what
 //! they set); lookups ignore ASCII case.
 
 use std::fmt;
 use std::ops::Range;
+
+use smallvec::SmallVec;
 
 /// One header field's position in the buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +28,10 @@ impl Field {
 
 /// Fields kept inline before the index moves to the heap.
 const INLINE: usize = 2;
+
+/// Bytes of names and values kept inline before they move to the heap: room for a
+/// `Referer` with a URL of ~100 characters.
+pub const INLINE_BYTES: usize = 112;
 
 /// The field index: inline up to [`INLINE`] fields, then a `Vec`.
 #[derive(Clone, Debug)]
@@ -134,7 +141,7 @@ impl Fields {
 /// ```
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Headers {
-    data: Vec<u8>,
+    data: SmallVec<[u8; INLINE_BYTES]>,
     fields: Fields,
 }
 
@@ -153,7 +160,7 @@ impl Headers {
     /// Room for `fields` headers totalling `bytes` bytes.
     pub fn with_capacity(fields: usize, bytes: usize) -> Self {
         Self {
-            data: Vec::with_capacity(bytes),
+            data: SmallVec::with_capacity(bytes),
             fields: Fields::with_capacity(fields),
         }
     }
@@ -376,6 +383,36 @@ mod tests {
             let same: Headers = h.iter().collect();
             assert!(same.iter().eq(h.iter()));
         }
+    }
+
+    #[test]
+    fn names_and_values_move_from_inline_to_heap_intact() {
+        // Fields of growing size cross `INLINE_BYTES`; each stays readable.
+        let mut h = Headers::new();
+        let mut want = Vec::new();
+        for i in 0..12 {
+            let value = "v".repeat(i * 7);
+            h.append(format!("X-{i}"), &value);
+            want.push((format!("X-{i}"), value));
+            let got: Vec<(String, String)> = h
+                .iter()
+                .map(|(n, v)| {
+                    (
+                        String::from_utf8_lossy(n).into_owned(),
+                        String::from_utf8_lossy(v).into_owned(),
+                    )
+                })
+                .collect();
+            assert_eq!(got, want);
+        }
+        assert!(h.data.spilled());
+        let mut small = Headers::new();
+        small.set("Referer", "http://example.com/a/page.html");
+        assert!(!small.data.spilled());
+        assert_eq!(
+            small.get_str("referer"),
+            Some("http://example.com/a/page.html")
+        );
     }
 
     #[test]
