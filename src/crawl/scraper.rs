@@ -427,6 +427,13 @@ impl Scraper {
                         }
                     }
                 }
+                Some(Ok(Output::Item(item))) if self.itemproc.is_empty() => {
+                    // No pipelines: Scrapy's chain would fire at once (`itemproc_size`
+                    // up and down again before the signal); finish it here, without
+                    // building the Deferreds.
+                    *run.outputs.borrow_mut() = Some(iter);
+                    self.itemproc_finished(Ok(item), None, run.response.as_ref());
+                }
                 Some(Ok(Output::Item(item))) => {
                     *run.outputs.borrow_mut() = Some(iter);
                     run.in_flight.set(run.in_flight.get() + 1);
@@ -481,56 +488,65 @@ impl Scraper {
             if let Some(s) = &slot {
                 s.itemproc_size.set(s.itemproc_size.get().saturating_sub(1));
             }
-            let Some(scraper) = me.upgrade() else {
-                return Ok(());
-            };
-            let Some(crawler) = scraper.crawler() else {
-                return Ok(());
-            };
-            match r {
-                Ok(item) => {
-                    if log::log_enabled!(log::Level::Debug) {
-                        let from = resp
-                            .as_ref()
-                            .map_or_else(|| "start()".to_owned(), |r| format!("{r:?}"));
-                        log::debug!("Scraped from {from}\n{item:?}");
-                    }
-                    crawler.signals.send_catch_log(
-                        Signal::ItemScraped,
-                        SignalArgs::Item {
-                            item: &item,
-                            response: resp.as_ref(),
-                            failure: None,
-                        },
-                    );
-                }
-                Err(f) => {
-                    let item = original.unwrap_or_default();
-                    if f.check::<DropItem>() {
-                        log::warn!("Dropped: {f}\n{item:?}");
-                        crawler.signals.send_catch_log(
-                            Signal::ItemDropped,
-                            SignalArgs::Item {
-                                item: &item,
-                                response: resp.as_ref(),
-                                failure: Some(&f),
-                            },
-                        );
-                    } else {
-                        log::error!("Error processing {item:?}\n{}", f.describe());
-                        crawler.signals.send_catch_log(
-                            Signal::ItemError,
-                            SignalArgs::Item {
-                                item: &item,
-                                response: resp.as_ref(),
-                                failure: Some(&f),
-                            },
-                        );
-                    }
-                }
+            if let Some(scraper) = me.upgrade() {
+                scraper.itemproc_finished(r, original, resp.as_ref());
             }
             Ok(())
         })
+    }
+
+    /// Scrapy's `_itemproc_finished` (after `itemproc_size` is decremented):
+    /// `item_scraped`, `item_dropped` or `item_error`. `original` is the item as it
+    /// entered the pipelines (what a failure reports).
+    fn itemproc_finished(
+        &self,
+        r: Result<Item, Failure>,
+        original: Option<Item>,
+        resp: Option<&Response>,
+    ) {
+        let Some(crawler) = self.crawler() else {
+            return;
+        };
+        match r {
+            Ok(item) => {
+                if log::log_enabled!(log::Level::Debug) {
+                    let from = resp.map_or_else(|| "start()".to_owned(), |r| format!("{r:?}"));
+                    log::debug!("Scraped from {from}\n{item:?}");
+                }
+                crawler.signals.send_catch_log(
+                    Signal::ItemScraped,
+                    SignalArgs::Item {
+                        item: &item,
+                        response: resp,
+                        failure: None,
+                    },
+                );
+            }
+            Err(f) => {
+                let item = original.unwrap_or_default();
+                if f.check::<DropItem>() {
+                    log::warn!("Dropped: {f}\n{item:?}");
+                    crawler.signals.send_catch_log(
+                        Signal::ItemDropped,
+                        SignalArgs::Item {
+                            item: &item,
+                            response: resp,
+                            failure: Some(&f),
+                        },
+                    );
+                } else {
+                    log::error!("Error processing {item:?}\n{}", f.describe());
+                    crawler.signals.send_catch_log(
+                        Signal::ItemError,
+                        SignalArgs::Item {
+                            item: &item,
+                            response: resp,
+                            failure: Some(&f),
+                        },
+                    );
+                }
+            }
+        }
     }
 }
 

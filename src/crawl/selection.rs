@@ -8,11 +8,11 @@
 //! few on every page).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
 
 use crate::html::{Document, ElementRef, XPath, XPathError, XPathItem, XPathValue, XPathVar};
+use crate::util::FxHashMap;
 
 /// One selected thing.
 #[derive(Clone)]
@@ -40,8 +40,8 @@ enum Pseudo {
 }
 
 thread_local! {
-    static SELECTORS: RefCell<HashMap<String, Option<Rc<crate::html::Selector>>>> = RefCell::new(HashMap::new());
-    static XPATHS: RefCell<HashMap<String, Result<Rc<XPath>, XPathError>>> = RefCell::new(HashMap::new());
+    static SELECTORS: RefCell<FxHashMap<String, Option<Rc<crate::html::Selector>>>> = RefCell::new(FxHashMap::default());
+    static XPATHS: RefCell<FxHashMap<String, Result<Rc<XPath>, XPathError>>> = RefCell::new(FxHashMap::default());
 }
 
 /// Compiles (once per distinct expression) and caches an XPath expression.
@@ -156,7 +156,7 @@ impl<'a> Selection<'a> {
                     if self.root && e.matches(&sel) {
                         elements.push(*e);
                     }
-                    elements.extend(e.select(&sel));
+                    e.select_into(&sel, &mut elements);
                 }
             }
         }

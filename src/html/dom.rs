@@ -336,6 +336,12 @@ impl<'a> ElementRef<'a> {
     /// Descendant elements matching `selector`, in document order.
     pub fn select(&self, selector: &super::Selector) -> Vec<ElementRef<'a>> {
         let mut out = Vec::new();
+        self.select_into(selector, &mut out);
+        out
+    }
+
+    /// [`select`](Self::select), appending to `out`.
+    pub fn select_into(&self, selector: &super::Selector, out: &mut Vec<ElementRef<'a>>) {
         let mut cache = super::select::MatchCache::default();
         for id in self.id + 1..self.node().end {
             if let Some(e) = ElementRef::new(self.doc, id)
@@ -344,7 +350,6 @@ impl<'a> ElementRef<'a> {
                 out.push(e);
             }
         }
-        out
     }
 
     /// Whether this element matches `selector`.

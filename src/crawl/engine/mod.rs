@@ -25,7 +25,7 @@ mod close;
 mod start;
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::{Rc, Weak};
@@ -49,7 +49,7 @@ pub const SLOT_HEARTBEAT_INTERVAL: f64 = 5.0;
 /// The engine's per-spider runtime state (Scrapy's `_Slot`).
 pub struct EngineSlot {
     closing: RefCell<Option<Deferred<()>>>,
-    inprogress: RefCell<HashSet<u64>>,
+    inprogress: RefCell<crate::util::FxHashSet<u64>>,
     close_if_idle: bool,
     nextcall: CallLaterOnce,
     /// Taken out while the engine calls it, so a re-entrant call finds it busy
@@ -350,7 +350,7 @@ impl ExecutionEngine {
         });
         let slot = Rc::new(EngineSlot {
             closing: RefCell::new(None),
-            inprogress: RefCell::new(HashSet::new()),
+            inprogress: RefCell::new(crate::util::FxHashSet::default()),
             close_if_idle,
             nextcall,
             scheduler: RefCell::new(Some(scheduler)),
