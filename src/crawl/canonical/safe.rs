@@ -113,49 +113,47 @@ fn safe_host(url: &str) -> Option<&[u8]> {
     let rest = b
         .strip_prefix(b"http://")
         .or_else(|| b.strip_prefix(b"https://"))?;
-    let netloc_end = rest
-        .iter()
-        .position(|&c| matches!(c, b'/' | b'?' | b'#'))
-        .unwrap_or(rest.len());
-    let (netloc, tail) = rest.split_at(netloc_end);
-    let (host, port) = match netloc.iter().position(|&c| c == b':') {
-        Some(i) => (&netloc[..i], Some(&netloc[i + 1..])),
-        None => (netloc, None),
-    };
-    if host.is_empty()
-        || !host
-            .iter()
-            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, b'.' | b'-'))
-    {
+    let n = rest.len();
+    // The host: lower-case letters, digits, `.` and `-`, up to a `:`, `/`, `?`, `#` or
+    // the end (anything else is not already safe).
+    let mut i = 0;
+    while i < n && SAFE_HOST[usize::from(rest[i])] {
+        i += 1;
+    }
+    if i == 0 {
         return None;
     }
-    if let Some(p) = port {
-        let canonical = !p.is_empty()
-            && p.len() <= 5
-            && p[0] != b'0'
-            && p.iter().all(u8::is_ascii_digit)
-            && p.iter().fold(0u32, |v, &d| v * 10 + u32::from(d - b'0')) <= 65535;
-        if !canonical {
+    let host = &rest[..i];
+    if i < n && rest[i] == b':' {
+        // A canonical port: 1 to 65535, no leading zero.
+        i += 1;
+        let start = i;
+        let mut port = 0u32;
+        while i < n && rest[i].is_ascii_digit() && i - start < 5 {
+            port = port * 10 + u32::from(rest[i] - b'0');
+            i += 1;
+        }
+        if i == start || rest[start] == b'0' || port > 65535 {
             return None;
         }
     }
+    let tail = &rest[i..];
+    let n = tail.len();
     // One pass: the path up to `?` or `#`, a non-empty query (needing a path), a
     // non-empty fragment.
-    let (n, mut i) = (tail.len(), 0);
-    while i < n && !matches!(tail[i], b'?' | b'#') {
-        if !PATH_SAFEST[usize::from(tail[i])] {
-            return None;
-        }
+    let mut i = 0;
+    while i < n && PATH_BODY[usize::from(tail[i])] {
         i += 1;
     }
     let path_len = i;
+    if path_len > 0 && tail[0] != b'/' {
+        // Not where a netloc ends (a sixth port digit, a byte a host cannot hold).
+        return None;
+    }
     if i < n && tail[i] == b'?' {
         i += 1;
         let start = i;
-        while i < n && tail[i] != b'#' {
-            if !SPECIAL_QUERY_SAFEST[usize::from(tail[i])] {
-                return None;
-            }
+        while i < n && SPECIAL_QUERY_SAFEST[usize::from(tail[i])] {
             i += 1;
         }
         if i == start || path_len == 0 {
@@ -163,7 +161,9 @@ fn safe_host(url: &str) -> Option<&[u8]> {
         }
     }
     if i < n {
-        // A `#` (the only other way out of the loops above).
+        if tail[i] != b'#' {
+            return None;
+        }
         i += 1;
         if i == n {
             return None;
@@ -178,6 +178,25 @@ fn safe_host(url: &str) -> Option<&[u8]> {
     Some(host)
 }
 
+/// Bytes of an already-safe URL's host: lower-case letters, digits, `.` and `-`.
+static SAFE_HOST: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'.' || c == b'-';
+        b += 1;
+    }
+    t
+};
+
+/// [`PATH_SAFEST`] less `?`: the bytes of an already-safe path.
+static PATH_BODY: [bool; 256] = {
+    let mut t = PATH_SAFEST;
+    t[b'?' as usize] = false;
+    t
+};
+
 /// Whether `url` is already safe (see `already_safe`) and certain to parse with the
 /// `url` crate: its host has no `xn--` label (decoded and checked by the parser), and
 /// a host whose last label is numeric (the WHATWG IPv4 path) is a plain dotted quad.
@@ -187,32 +206,30 @@ pub(crate) fn parses_as_is(url: &str) -> bool {
     let Some(host) = safe_host(url) else {
         return false;
     };
-    // Byte scans: the host is ASCII letters, digits, `.` and `-` here.
-    let mut labels = host.split(|&c| c == b'.');
-    if labels.any(|label| label.starts_with(b"xn--")) {
-        return false;
-    }
-    let last = host
-        .rsplit(|&c| c == b'.')
-        .find(|l| !l.is_empty())
-        .unwrap_or(b"");
-    let numeric = last.iter().all(u8::is_ascii_digit) || last.starts_with(b"0x");
-    if !numeric {
-        return true;
-    }
-    let mut parts = 0;
-    for p in host.split(|&c| c == b'.') {
-        parts += 1;
-        let canonical_octet = !p.is_empty()
-            && p.len() <= 3
-            && p.iter().all(u8::is_ascii_digit)
-            && (p.len() == 1 || p[0] != b'0')
-            && p.iter().fold(0u32, |v, &d| v * 10 + u32::from(d - b'0')) <= 255;
-        if !canonical_octet {
+    // One pass over the labels (the host is ASCII letters, digits, `.` and `-` here):
+    // no IDNA label; a last non-empty label that is a number (or `0x`...) makes the
+    // host an IPv4 address, which must be four canonical octets.
+    // (`last_numeric` starts true: a host of dots only is left to the parser.)
+    let (mut parts, mut octets_canonical, mut last_numeric) = (0, true, true);
+    for label in host.split(|&c| c == b'.') {
+        if label.starts_with(b"xn--") {
             return false;
         }
+        parts += 1;
+        let digits = label.iter().all(u8::is_ascii_digit);
+        octets_canonical &= !label.is_empty()
+            && label.len() <= 3
+            && digits
+            && (label.len() == 1 || label[0] != b'0')
+            && label
+                .iter()
+                .fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'))
+                <= 255;
+        if !label.is_empty() {
+            last_numeric = digits || label.starts_with(b"0x");
+        }
     }
-    parts == 4
+    !last_numeric || (octets_canonical && parts == 4)
 }
 
 fn safe(url: &str, encoding: &'static encoding_rs::Encoding) -> Result<String, Reason> {
