@@ -154,6 +154,7 @@ impl Document {
         let mut cache = super::select::MatchCache::default();
         for id in 1..self.nodes.len() as u32 {
             if let Some(e) = ElementRef::new(self, id)
+                && selector.may_match(&e)
                 && selector.matches_with(&e, &mut cache)
             {
                 out.push(e);
@@ -345,6 +346,7 @@ impl<'a> ElementRef<'a> {
         let mut cache = super::select::MatchCache::default();
         for id in self.id + 1..self.node().end {
             if let Some(e) = ElementRef::new(self.doc, id)
+                && selector.may_match(&e)
                 && selector.matches_with(&e, &mut cache)
             {
                 out.push(e);

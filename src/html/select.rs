@@ -146,6 +146,10 @@ impl std::error::Error for SelectorError {}
 #[derive(Clone)]
 pub struct Selector {
     list: SelectorList<Simple>,
+    /// Name keys ([`super::name_key`]) one of which an element must have to match:
+    /// every selector of the list names its subject's type (`div.quote`, `a, area`);
+    /// `None` when one does not (`.quote`, `*`, `:is(a, b)`).
+    subjects: Option<Vec<u64>>,
 }
 
 /// Matching caches (`:nth-child` and friends).
@@ -161,11 +165,21 @@ impl Selector {
     pub fn parse(css: &str) -> Result<Self, SelectorError> {
         let mut parser = cssparser::Parser::new(css);
         SelectorList::parse(&SelectorParser, &mut parser, ParseRelative::No)
-            .map(|list| Self { list })
+            .map(|list| {
+                let subjects = subject_keys(&list);
+                Self { list, subjects }
+            })
             .map_err(|e| SelectorError {
                 selector: css.to_owned(),
                 reason: format!("{:?}", e.kind),
             })
+    }
+
+    /// `false` when `element` cannot match, by its name alone; `true` means "maybe".
+    pub(crate) fn may_match(&self, element: &ElementRef<'_>) -> bool {
+        self.subjects
+            .as_ref()
+            .is_none_or(|keys| keys.contains(&element.name_key()))
     }
 
     pub(crate) fn matches_with(&self, element: &ElementRef<'_>, cache: &mut MatchCache) -> bool {
@@ -179,6 +193,27 @@ impl Selector {
         );
         matching::matches_selector_list(&self.list, element, &mut context)
     }
+}
+
+/// The type names of the subjects of `list` (the rightmost compound of each
+/// selector), as name keys, or `None` if some subject has none. `has_local_name`
+/// compares these keys first, so an element with neither key cannot match.
+fn subject_keys(list: &SelectorList<Simple>) -> Option<Vec<u64>> {
+    let mut keys = Vec::new();
+    for selector in list.slice() {
+        let mut named = false;
+        for component in selector.iter() {
+            if let parser::Component::LocalName(l) = component {
+                keys.push(l.name.1);
+                keys.push(l.lower_name.1);
+                named = true;
+            }
+        }
+        if !named {
+            return None;
+        }
+    }
+    Some(keys)
 }
 
 impl fmt::Debug for Selector {
@@ -370,6 +405,53 @@ mod tests {
             .iter()
             .map(|e| e.html())
             .collect()
+    }
+
+    #[test]
+    fn the_name_prefilter_skips_only_what_cannot_match() {
+        let html = r#"<html><body><div class="quote"><span class="text">a</span>
+            <small class="author">b</small><a href="/x">x</a><area href="/y"></div>
+            <svg><foreignObject><p>in</p></foreignObject><rect/></svg>
+            <DIV id=d2><SPAN>c</SPAN></DIV><customelementwithalongname/></body></html>"#;
+        let doc = Document::parse(html);
+        let queries = [
+            "div.quote",
+            "span.text",
+            "small.author",
+            "a, area",
+            "DIV",
+            "Span",
+            "div span",
+            "div > span",
+            "*",
+            ".quote",
+            ":is(a, area)",
+            "div, .text",
+            "a[href]",
+            "foreignObject",
+            "foreignobject",
+            "rect",
+            "p",
+            "customelementwithalongname",
+            "CustomElementWithALongName",
+            ":not(div)",
+            "body > *",
+            "svg *",
+        ];
+        for q in queries {
+            let s = Selector::parse(q).unwrap();
+            let mut cache = super::MatchCache::default();
+            let brute: Vec<String> = doc
+                .elements()
+                .filter(|e| s.matches_with(e, &mut cache))
+                .map(|e| e.html())
+                .collect();
+            assert_eq!(sel(&doc, q), brute, "{q}");
+        }
+        assert!(Selector::parse("div.quote").unwrap().subjects.is_some());
+        assert!(Selector::parse("a, area").unwrap().subjects.is_some());
+        assert!(Selector::parse("div, .text").unwrap().subjects.is_none());
+        assert!(Selector::parse(":is(a, area)").unwrap().subjects.is_none());
     }
 
     #[test]
