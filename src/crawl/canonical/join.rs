@@ -415,7 +415,65 @@ fn join_parsed<'u>(b: &Parsed<'_>, url: &'u str) -> Result<Cow<'u, str>, Reason>
         joined.push_str(url);
         return Ok(Cow::Owned(joined));
     }
+    if let Some(joined) = join_relative_plain(b, url) {
+        return Ok(Cow::Owned(joined));
+    }
     join_general(b, url)
+}
+
+/// `urljoin` of a relative path reference (`a/b.html`, `./a`, `../../a/`, with a
+/// query or fragment) on an `http(s)` base whose directory has no empty or dot
+/// segment, written directly: the base's directory less one segment per leading
+/// `../`, then the reference after its leading `./` and `../`. `None` for any other
+/// shape (dot or empty segments after the leading ones, a `:`, a path ending in `.`
+/// or `..`, more `../` than directories, an empty path), which takes the general path.
+fn join_relative_plain(b: &Parsed<'_>, url: &str) -> Option<String> {
+    if !matches!(b.scheme.as_ref(), "http" | "https") || b.netloc.is_empty() {
+        return None;
+    }
+    let bytes = url.as_bytes();
+    if url.starts_with('/') || !plain(bytes, false, false) {
+        return None;
+    }
+    let path_end = memchr::memchr2(b'?', b'#', bytes).unwrap_or(bytes.len());
+    let path = &url[..path_end];
+    if path.is_empty() || memchr::memchr(b':', path.as_bytes()).is_some() {
+        return None;
+    }
+    let (mut rest, mut pops) = (path, 0usize);
+    loop {
+        if let Some(r) = rest.strip_prefix("./") {
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("../") {
+            rest = r;
+            pops += 1;
+        } else {
+            break;
+        }
+    }
+    if rest.starts_with(['.', '/']) || rest.contains("/.") || rest.contains("//") {
+        return None;
+    }
+    let dir = &b.path[..=b.path.rfind('/')?];
+    if !dir.starts_with('/') || dir.contains("//") || dir.contains("/.") {
+        return None;
+    }
+    let mut keep = dir.len();
+    for _ in 0..pops {
+        // `..` above the root would pop the leading empty segment: left to the
+        // general path.
+        keep = dir[..keep - 1].rfind('/')? + 1;
+    }
+    let mut joined = String::with_capacity(
+        b.scheme.len() + 3 + b.netloc.len() + keep + rest.len() + url.len() - path_end,
+    );
+    joined.push_str(&b.scheme);
+    joined.push_str("://");
+    joined.push_str(b.netloc);
+    joined.push_str(&dir[..keep]);
+    joined.push_str(rest);
+    joined.push_str(&url[path_end..]);
+    Some(joined)
 }
 
 /// `urljoin` step by step, as CPython writes it.
@@ -521,13 +579,32 @@ mod tests {
             "http:///x",
             "ftp://a.com/x/",
             "http://u@a.com/x;p?q#f",
+            "http://a.com/p/q/r.html",
+            "http://a.com/p;x/q/",
+            "http://a.com/p//q/r",
+            "http://a.com/p/./q/r",
+            "http://a.com/.p/q",
         ];
         let alphabet: Vec<char> = "ab/?#;:.@[] %é\t\x7fH".chars().collect();
         let heads = [
-            "", "/", "//", "http://", "https://", "HTTP://", "ftp://", "http:",
+            "",
+            "/",
+            "//",
+            "http://",
+            "https://",
+            "HTTP://",
+            "ftp://",
+            "http:",
+            "./",
+            "../",
+            "../../",
+            "../../../../",
+            "./../",
+            "a/",
+            "a/../",
         ];
         let mut state: u64 = 0x0DDB_1A5E_5BAD_5EED;
-        let (mut shortcut, mut total) = (0, 0);
+        let (mut shortcut, mut total, mut relative_hits) = (0, 0, 0);
         for _ in 0..200_000 {
             state ^= state << 13;
             state ^= state >> 7;
@@ -544,12 +621,19 @@ mod tests {
                 let slow = join_general(&b, &url);
                 assert_eq!(fast, slow, "{base} + {url:?}");
                 total += 1;
-                if super::joins_to_itself(&url) || super::keeps_absolute_path(&b, &url) {
+                let relative = super::join_relative_plain(&b, &url).is_some();
+                relative_hits += usize::from(relative);
+                if super::joins_to_itself(&url) || super::keeps_absolute_path(&b, &url) || relative
+                {
                     shortcut += 1;
                 }
             }
         }
         assert!(shortcut > 1000 && total > shortcut, "{shortcut} of {total}");
+        assert!(
+            relative_hits > 1000,
+            "{relative_hits} relative references joined directly"
+        );
     }
 
     #[test]
