@@ -83,6 +83,16 @@ pub struct Document {
     pub(crate) buf: String,
 }
 
+impl Drop for Document {
+    fn drop(&mut self) {
+        super::parse::recycle(
+            std::mem::take(&mut self.nodes),
+            std::mem::take(&mut self.attrs),
+            std::mem::take(&mut self.buf),
+        );
+    }
+}
+
 impl Document {
     /// Parses an HTML document.
     ///

@@ -20,11 +20,11 @@ struct DomSink {
 
 impl DomSink {
     fn new(len: usize) -> Self {
-        let mut doc = Document {
-            nodes: Vec::with_capacity(len / 16 + 8),
-            attrs: Vec::with_capacity(len / 64 + 4),
-            buf: String::with_capacity(len),
-        };
+        let (mut nodes, mut attrs, mut buf) = take_buffers();
+        nodes.reserve(len / 16 + 8);
+        attrs.reserve(len / 64 + 4);
+        buf.reserve(len);
+        let mut doc = Document { nodes, attrs, buf };
         doc.nodes.push(Node {
             parent: NONE,
             first_child: NONE,
@@ -180,6 +180,50 @@ impl TreeSink for DomSink {
     }
 }
 
+/// Buffers of dropped documents, reused by the next parse on this thread: a crawl
+/// parses one page after another, and each page's three vectors (a few KiB to tens of
+/// KiB) would otherwise be allocated and freed again (large blocks: the allocator's
+/// slow path). Bounded in count and in what one set may hold.
+type Buffers = (Vec<Node>, Vec<Attr>, String);
+
+thread_local! {
+    static POOL: std::cell::RefCell<Vec<Buffers>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Sets of buffers kept.
+const POOL_SETS: usize = 4;
+/// Bytes one kept set may hold (a larger page's buffers are freed).
+const POOL_SET_BYTES: usize = 256 << 10;
+
+/// Empty buffers, reused when the pool has some.
+fn take_buffers() -> Buffers {
+    POOL.try_with(|p| p.try_borrow_mut().ok().and_then(|mut p| p.pop()))
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Hands a dropped document's buffers back to the pool (emptied), if they are not
+/// too large and the pool is not full.
+pub(crate) fn recycle(mut nodes: Vec<Node>, mut attrs: Vec<Attr>, mut buf: String) {
+    let bytes = nodes.capacity() * std::mem::size_of::<Node>()
+        + attrs.capacity() * std::mem::size_of::<Attr>()
+        + buf.capacity();
+    if bytes == 0 || bytes > POOL_SET_BYTES {
+        return;
+    }
+    nodes.clear();
+    attrs.clear();
+    buf.clear();
+    let _ = POOL.try_with(|p| {
+        if let Ok(mut p) = p.try_borrow_mut()
+            && p.len() < POOL_SETS
+        {
+            p.push((nodes, attrs, buf));
+        }
+    });
+}
+
 /// Parses `html` into a document.
 pub(crate) fn parse(html: &str) -> (Document, ParseStats) {
     let (sink, stats) = TreeBuilder::new(DomSink::new(html.len())).run(html);
@@ -222,6 +266,35 @@ mod tests {
             .iter()
             .map(|e| e.html())
             .collect()
+    }
+
+    #[test]
+    fn dropped_documents_lend_their_buffers_to_the_next_parse() {
+        let pooled = || POOL.with(|p| p.borrow().len());
+        POOL.with(|p| p.borrow_mut().clear());
+        let first = Document::parse("<div><p class=a>one &amp; two</p><a href=x>l</a></div>");
+        let first_html = names(&first, "p");
+        drop(first);
+        assert_eq!(pooled(), 1, "a dropped document's buffers are kept");
+        // A document built on reused buffers is the one a fresh parse builds.
+        let page = "<ul><li>a<li>b</ul><p title='t'>x</p>";
+        let reused = Document::parse(page);
+        assert_eq!(pooled(), 0, "the next parse took them");
+        POOL.with(|p| p.borrow_mut().clear());
+        let fresh = Document::parse(page);
+        for css in ["li", "p", "ul > li", "[title]"] {
+            assert_eq!(names(&reused, css), names(&fresh, css), "{css}");
+        }
+        assert_eq!(first_html, ["<p class=\"a\">one &amp; two</p>"]);
+        drop((reused, fresh));
+        assert_eq!(pooled(), 2);
+        // At most POOL_SETS sets; a large page's buffers are not kept.
+        let docs: Vec<Document> = (0..POOL_SETS + 3).map(|_| Document::parse(page)).collect();
+        drop(docs);
+        assert_eq!(pooled(), POOL_SETS);
+        POOL.with(|p| p.borrow_mut().clear());
+        drop(Document::parse(&"<p>x</p>".repeat(100_000)));
+        assert_eq!(pooled(), 0, "a large page's buffers are freed");
     }
 
     #[test]
