@@ -1,7 +1,8 @@
 //! Small shared helpers with no place in a layer: a fast non-cryptographic hasher for
 //! hot-path maps keyed by short strings (stats keys, per-page link sets), the one
-//! base64 (RFC 4648) of the crate, Python's float repr, and the process's peak RSS. Nothing here depends on any other module of the
-//! crate. (Percent-decoding is the `percent-encoding` crate's, which `url` brings.)
+//! base64 (RFC 4648) of the crate, Python's float repr, the process's peak RSS, and a
+//! per-thread pool of byte buffers (response bodies). Nothing here depends on any
+//! other module of the crate. (Percent-decoding is the `percent-encoding` crate's, which `url` brings.)
 
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -66,6 +67,43 @@ pub fn fx_hash(bytes: &[u8]) -> u64 {
     let mut h = FxHasher::default();
     h.write(bytes);
     h.finish()
+}
+
+thread_local! {
+    /// Byte buffers of dropped responses, reused for the next body on this thread
+    /// (a crawl receives body after body of a few KiB each: large blocks take the
+    /// allocator's slow path). Bounded in count and in the size of what is kept.
+    static BYTE_POOL: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Buffers [`BYTE_POOL`] keeps.
+const BYTE_POOL_BUFFERS: usize = 8;
+/// The largest buffer it keeps.
+const BYTE_POOL_MAX: usize = 256 << 10;
+
+/// An empty buffer: a recycled one when there is one.
+pub fn take_buffer() -> Vec<u8> {
+    BYTE_POOL
+        .try_with(|p| p.try_borrow_mut().ok().and_then(|mut p| p.pop()))
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Gives `buf` back for [`take_buffer`] (emptied), unless it is empty, too large, or
+/// the pool is full.
+pub fn recycle_buffer(mut buf: Vec<u8>) {
+    if buf.capacity() == 0 || buf.capacity() > BYTE_POOL_MAX {
+        return;
+    }
+    buf.clear();
+    let _ = BYTE_POOL.try_with(|p| {
+        if let Ok(mut p) = p.try_borrow_mut()
+            && p.len() < BYTE_POOL_BUFFERS
+        {
+            p.push(buf);
+        }
+    });
 }
 
 /// Standard base64 (RFC 4648 §4, with padding): `Basic` credentials, binary request
@@ -231,6 +269,38 @@ pub fn python_float_repr(f: f64) -> String {
         };
         let esign = if exp < 0 { '-' } else { '+' };
         format!("{sign}{m}e{esign}{:02}", exp.unsigned_abs())
+    }
+}
+
+#[cfg(test)]
+mod buffer_pool_tests {
+    use super::*;
+
+    #[test]
+    fn buffers_come_back_emptied_and_bounded() {
+        BYTE_POOL.with(|p| p.borrow_mut().clear());
+        let mut b = take_buffer();
+        assert_eq!(b.capacity(), 0, "an empty pool lends nothing");
+        b.extend_from_slice(b"body bytes");
+        let cap = b.capacity();
+        recycle_buffer(b);
+        let again = take_buffer();
+        assert!(
+            again.is_empty() && again.capacity() == cap,
+            "reused, emptied"
+        );
+        recycle_buffer(Vec::with_capacity(BYTE_POOL_MAX + 1));
+        recycle_buffer(Vec::new());
+        assert_eq!(
+            BYTE_POOL.with(|p| p.borrow().len()),
+            0,
+            "too large or empty: dropped"
+        );
+        for _ in 0..BYTE_POOL_BUFFERS + 5 {
+            recycle_buffer(Vec::with_capacity(16));
+        }
+        assert_eq!(BYTE_POOL.with(|p| p.borrow().len()), BYTE_POOL_BUFFERS);
+        BYTE_POOL.with(|p| p.borrow_mut().clear());
     }
 }
 

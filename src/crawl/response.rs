@@ -79,12 +79,30 @@ impl Body {
         }
     }
 
+    /// The buffer back to the thread's pool ([`crate::util::recycle_buffer`]) when
+    /// this body is its only holder.
+    fn recycle(&mut self) {
+        match self {
+            Self::Utf8(s) => crate::util::recycle_buffer(std::mem::take(s).into_bytes()),
+            Self::Bytes(b) if b.is_unique() => {
+                crate::util::recycle_buffer(Vec::from(std::mem::take(b)));
+            }
+            Self::Bytes(_) => {}
+        }
+    }
+
     /// The bytes as a [`Bytes`] (a copy of a `String` body).
     fn to_bytes(&self) -> Bytes {
         match self {
             Self::Bytes(b) => b.clone(),
             Self::Utf8(s) => Bytes::copy_from_slice(s.as_bytes()),
         }
+    }
+}
+
+impl Drop for Body {
+    fn drop(&mut self) {
+        self.recycle();
     }
 }
 

@@ -296,7 +296,12 @@ impl Connection {
                             return Some(Outcome::Fail(decode_failure(e, ctx)));
                         }
                     }
-                    None => st.body.extend_from_slice(data),
+                    None => {
+                        if st.body.capacity() == 0 {
+                            st.body = crate::util::take_buffer();
+                        }
+                        st.body.extend_from_slice(data);
+                    }
                 }
                 if req.observer.is_some() && !data.is_empty() {
                     st.notice = Some(Notice::Data(data.to_vec()));
