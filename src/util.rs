@@ -1,9 +1,11 @@
 //! Small shared helpers with no place in a layer: a fast non-cryptographic hasher for
 //! hot-path maps keyed by short strings (stats keys, per-page link sets), the one
 //! base64 (RFC 4648) of the crate, Python's float repr, the process's peak RSS, and a
-//! per-thread pool of byte buffers (response bodies). Nothing here depends on any
-//! other module of the crate. (Percent-decoding is the `percent-encoding` crate's, which `url` brings.)
+//! per-thread pools (byte buffers for response bodies; `html` keeps its own). Nothing
+//! here depends on any other module of the crate. (Percent-decoding is the
+//! `percent-encoding` crate's, which `url` brings.)
 
+use std::cell::RefCell;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// The Firefox/rustc "Fx" hash: a multiply-rotate per word. Not DoS-resistant, so only
@@ -73,7 +75,7 @@ thread_local! {
     /// Byte buffers of dropped responses, reused for the next body on this thread
     /// (a crawl receives body after body of a few KiB each: large blocks take the
     /// allocator's slow path). Bounded in count and in the size of what is kept.
-    static BYTE_POOL: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
+    static BYTE_POOL: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Buffers [`BYTE_POOL`] keeps.
@@ -81,13 +83,30 @@ const BYTE_POOL_BUFFERS: usize = 8;
 /// The largest buffer it keeps.
 const BYTE_POOL_MAX: usize = 256 << 10;
 
-/// An empty buffer: a recycled one when there is one.
-pub fn take_buffer() -> Vec<u8> {
-    BYTE_POOL
-        .try_with(|p| p.try_borrow_mut().ok().and_then(|mut p| p.pop()))
+/// An item from the per-thread `pool`, or `T::default()` when it is empty (or in
+/// use, or the thread is ending).
+pub fn pool_take<T: Default>(pool: &'static std::thread::LocalKey<RefCell<Vec<T>>>) -> T {
+    pool.try_with(|p| p.try_borrow_mut().ok().and_then(|mut p| p.pop()))
         .ok()
         .flatten()
         .unwrap_or_default()
+}
+
+/// Puts `item` into the per-thread `pool` unless it holds `max` items already (the
+/// item is then dropped).
+pub fn pool_give<T>(pool: &'static std::thread::LocalKey<RefCell<Vec<T>>>, item: T, max: usize) {
+    let _ = pool.try_with(|p| {
+        if let Ok(mut p) = p.try_borrow_mut()
+            && p.len() < max
+        {
+            p.push(item);
+        }
+    });
+}
+
+/// An empty buffer: a recycled one when there is one.
+pub fn take_buffer() -> Vec<u8> {
+    pool_take(&BYTE_POOL)
 }
 
 /// Gives `buf` back for [`take_buffer`] (emptied), unless it is empty, too large, or
@@ -97,13 +116,7 @@ pub fn recycle_buffer(mut buf: Vec<u8>) {
         return;
     }
     buf.clear();
-    let _ = BYTE_POOL.try_with(|p| {
-        if let Ok(mut p) = p.try_borrow_mut()
-            && p.len() < BYTE_POOL_BUFFERS
-        {
-            p.push(buf);
-        }
-    });
+    pool_give(&BYTE_POOL, buf, BYTE_POOL_BUFFERS);
 }
 
 /// Standard base64 (RFC 4648 §4, with padding): `Basic` credentials, binary request

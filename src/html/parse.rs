@@ -197,10 +197,7 @@ const POOL_SET_BYTES: usize = 256 << 10;
 
 /// Empty buffers, reused when the pool has some.
 fn take_buffers() -> Buffers {
-    POOL.try_with(|p| p.try_borrow_mut().ok().and_then(|mut p| p.pop()))
-        .ok()
-        .flatten()
-        .unwrap_or_default()
+    crate::util::pool_take(&POOL)
 }
 
 /// Hands a dropped document's buffers back to the pool (emptied), if they are not
@@ -215,13 +212,7 @@ pub(crate) fn recycle(mut nodes: Vec<Node>, mut attrs: Vec<Attr>, mut buf: Strin
     nodes.clear();
     attrs.clear();
     buf.clear();
-    let _ = POOL.try_with(|p| {
-        if let Ok(mut p) = p.try_borrow_mut()
-            && p.len() < POOL_SETS
-        {
-            p.push((nodes, attrs, buf));
-        }
-    });
+    crate::util::pool_give(&POOL, (nodes, attrs, buf), POOL_SETS);
 }
 
 /// Parses `html` into a document.
