@@ -141,9 +141,29 @@ impl<'a> Selection<'a> {
     /// Selects within each element of this selection.
     pub fn css(&self, query: &str) -> Selection<'a> {
         let (css, pseudo) = split_pseudo(query);
+        // `::text` and `::attr()` of the matches themselves are taken as the matches
+        // are found; their descendant forms need the whole list (nested matches count
+        // once).
+        let whole_list = matches!(
+            pseudo,
+            Some(
+                Pseudo::Text { descendants: true }
+                    | Pseudo::Attr {
+                        descendants: true,
+                        ..
+                    }
+            )
+        );
+        let mut items: Vec<Node<'a>> = Vec::new();
         let mut elements: Vec<crate::html::ElementRef<'a>> = Vec::new();
+        let mut found = |e: ElementRef<'a>| match &pseudo {
+            _ if whole_list => elements.push(e),
+            None => items.push(Node::Element(e)),
+            Some(Pseudo::Text { .. }) => items.extend(e.child_texts().map(Node::Text)),
+            Some(Pseudo::Attr { name, .. }) => items.extend(e.attr(name).map(Node::Attr)),
+        };
         if css.is_empty() {
-            elements.extend(self.elements());
+            self.elements().for_each(&mut found);
         } else {
             let Some(sel) = selector(css) else {
                 return Selection {
@@ -154,36 +174,29 @@ impl<'a> Selection<'a> {
             for node in &self.items {
                 if let Node::Element(e) = node {
                     if self.root && e.matches(&sel) {
-                        elements.push(*e);
+                        found(*e);
                     }
-                    e.select_into(&sel, &mut elements);
+                    e.select_each(&sel, &mut found);
                 }
             }
         }
-        let items: Vec<Node<'a>> = match pseudo {
-            None => elements.into_iter().map(Node::Element).collect(),
-            Some(Pseudo::Text { descendants: false }) => elements
-                .iter()
-                .flat_map(|e| e.child_texts().map(Node::Text))
-                .collect(),
-            Some(Pseudo::Text { descendants: true }) => outermost(&elements)
-                .flat_map(|e| e.texts().map(Node::Text))
-                .collect(),
-            Some(Pseudo::Attr {
-                name,
-                descendants: false,
-            }) => elements
-                .iter()
-                .filter_map(|e| e.attr(&name).map(Node::Attr))
-                .collect(),
+        match pseudo {
+            Some(Pseudo::Text { descendants: true }) => {
+                items = outermost(&elements)
+                    .flat_map(|e| e.texts().map(Node::Text))
+                    .collect();
+            }
             Some(Pseudo::Attr {
                 name,
                 descendants: true,
-            }) => outermost(&elements)
-                .flat_map(|e| std::iter::once(e).chain(e.descendant_elements()))
-                .filter_map(|e| e.attr(&name).map(Node::Attr))
-                .collect(),
-        };
+            }) => {
+                items = outermost(&elements)
+                    .flat_map(|e| std::iter::once(e).chain(e.descendant_elements()))
+                    .filter_map(|e| e.attr(&name).map(Node::Attr))
+                    .collect();
+            }
+            _ => {}
+        }
         Selection { items, root: false }
     }
 

@@ -353,13 +353,18 @@ impl<'a> ElementRef<'a> {
 
     /// [`select`](Self::select), appending to `out`.
     pub fn select_into(&self, selector: &super::Selector, out: &mut Vec<ElementRef<'a>>) {
+        self.select_each(selector, |e| out.push(e));
+    }
+
+    /// [`select`](Self::select), handing each match to `found` in document order.
+    pub fn select_each(&self, selector: &super::Selector, mut found: impl FnMut(ElementRef<'a>)) {
         let mut cache = super::select::MatchCache::default();
         for id in self.id + 1..self.node().end {
             if let Some(e) = ElementRef::new(self.doc, id)
                 && selector.may_match(&e)
                 && selector.matches_with(&e, &mut cache)
             {
-                out.push(e);
+                found(e);
             }
         }
     }
