@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 
 use super::Reason;
+use super::quote::byte_set;
 
 const USES_RELATIVE: &[&str] = &[
     "", "ftp", "http", "gopher", "nntp", "imap", "wais", "file", "https", "shttp", "mms",
@@ -238,20 +239,7 @@ fn http_netloc_and_path(url: &str) -> Option<(&str, &str)> {
 
 /// The bytes [`http_netloc_and_path`] looks at: controls and space, brackets, and the
 /// delimiters of netloc, query and fragment.
-static SPLIT_SPECIAL: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b <= b' ' as usize {
-        t[b] = true;
-        b += 1;
-    }
-    t[b'[' as usize] = true;
-    t[b']' as usize] = true;
-    t[b'/' as usize] = true;
-    t[b'?' as usize] = true;
-    t[b'#' as usize] = true;
-    t
-};
+static SPLIT_SPECIAL: [bool; 256] = byte_set(b"[]/?#", true, false);
 
 /// CPython 3.11's `urllib.parse.urljoin(base, url)`.
 ///
@@ -360,21 +348,7 @@ fn plain(rest: &[u8], netloc: bool, dots: bool) -> bool {
 }
 
 /// The bytes [`plain`] stops at: outside printable ASCII, and the delimiters.
-static PLAIN_SPECIAL: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        t[b] = b <= b' ' as usize || b >= 0x7f;
-        b += 1;
-    }
-    let delims = b"/[];.?#";
-    let mut j = 0;
-    while j < delims.len() {
-        t[delims[j] as usize] = true;
-        j += 1;
-    }
-    t
-};
+static PLAIN_SPECIAL: [bool; 256] = byte_set(b"/[];.?#", true, true);
 
 /// Whether `urljoin(base, url)` is `url` for any base: an `http(s)://` URL in
 /// [`plain`] shape. (Another scheme than the base's returns `url` as it is; the same

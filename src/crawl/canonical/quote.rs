@@ -24,6 +24,24 @@ pub(super) const fn safe_table(extra: &[u8]) -> [bool; 256] {
     t
 }
 
+/// A byte set: the bytes of `listed`, plus the controls and space (`0..=0x20`) with
+/// `controls`, plus DEL and the non-ASCII bytes (`0x7f..`) with `high`. For the
+/// one-pass scanners that stop only at the bytes they care about.
+pub(super) const fn byte_set(listed: &[u8], controls: bool, high: bool) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (controls && b <= b' ' as usize) || (high && b >= 0x7f);
+        b += 1;
+    }
+    let mut i = 0;
+    while i < listed.len() {
+        t[listed[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
 /// w3lib `_PATH_SAFEST_CHARS` (also its query and fragment sets).
 pub(super) static PATH_SAFEST: [bool; 256] = safe_table(b"!$%&'()*+,/:;=?@");
 /// w3lib `_USERINFO_SAFEST_CHARS`.

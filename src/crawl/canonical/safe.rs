@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use super::quote::{PATH_SAFEST, quote_into, quote_plus_into, safe_table};
+use super::quote::{PATH_SAFEST, byte_set, quote_into, quote_plus_into, safe_table};
 use super::split::{is_special, lower, split_rest, split_scheme, strip};
 use super::{CanonicalizeError, Reason, write_netloc};
 
@@ -179,16 +179,7 @@ fn safe_host(url: &str) -> Option<&[u8]> {
 }
 
 /// Bytes of an already-safe URL's host: lower-case letters, digits, `.` and `-`.
-static SAFE_HOST: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'.' || c == b'-';
-        b += 1;
-    }
-    t
-};
+static SAFE_HOST: [bool; 256] = byte_set(b"abcdefghijklmnopqrstuvwxyz0123456789.-", false, false);
 
 /// [`PATH_SAFEST`] less `?`: the bytes of an already-safe path.
 static PATH_BODY: [bool; 256] = {
