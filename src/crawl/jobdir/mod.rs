@@ -40,12 +40,11 @@
 //!   falls back to the last clean close).
 
 pub mod journal;
+mod lock;
 pub mod queue;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::rc::{Rc, Weak};
 
@@ -226,7 +225,7 @@ impl SpiderState {
 /// An open job directory.
 pub struct Job {
     dir: PathBuf,
-    _lock: File,
+    _lock: lock::DirLock,
     journal: RefCell<JournalWriter>,
     policy: FsyncPolicy,
     stats: Rc<dyn StatsCollector>,
@@ -283,7 +282,7 @@ impl Job {
         stats: Rc<dyn StatsCollector>,
     ) -> Result<Rc<Self>, Failure> {
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-        let lock = lock_dir(dir)?;
+        let lock = lock::lock_dir(dir)?;
         check_version(dir, spider)?;
         let path = dir.join("journal");
         // Pass 1: where the valid prefix ends; whether the feeds are as long as it says.
@@ -752,32 +751,6 @@ impl Replay {
             requeued_leased,
         }
     }
-}
-
-fn lock_dir(dir: &Path) -> Result<File, Failure> {
-    let path = dir.join("lock");
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .read(true)
-        .write(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(io_err(&path))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            let owner = std::fs::read_to_string(&path).unwrap_or_default();
-            return Err(Failure::msg(format!(
-                "JOBDIR {} is in use by another process ({}); two crawls must not share a JOBDIR",
-                dir.display(),
-                owner.trim()
-            )));
-        }
-        Err(std::fs::TryLockError::Error(e)) => return Err(io_err(&path)(e)),
-    }
-    file.set_len(0).map_err(io_err(&path))?;
-    let _ = write!(file, "pid {}", std::process::id());
-    Ok(file)
 }
 
 fn check_version(dir: &Path, spider: &str) -> Result<(), Failure> {
