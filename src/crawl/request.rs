@@ -373,7 +373,10 @@ pub struct Request {
     callback: Option<Rc<str>>,
     priority: i32,
     dont_filter: bool,
-    extra: Option<Box<Extra>>,
+    /// Shared by the request's copies and copied on the first write (`Rc::make_mut`):
+    /// the download path's copies (engine, middleware manager, handler, response) cost
+    /// a reference count each, not a copy of meta and headers.
+    extra: Option<Rc<Extra>>,
 }
 
 impl Request {
@@ -450,8 +453,8 @@ impl Request {
         self.lazy = None;
         if Some(text.as_str()) != self.url.get().map(|u| u.as_str()) {
             self.extra_mut().scrapy_url = Some(text.into_boxed_str());
-        } else if let Some(extra) = self.extra.as_mut() {
-            extra.scrapy_url = None;
+        } else if self.extra.as_ref().is_some_and(|e| e.scrapy_url.is_some()) {
+            self.extra_mut().scrapy_url = None;
         }
     }
 
@@ -470,7 +473,7 @@ impl Request {
     }
 
     fn extra_mut(&mut self) -> &mut Extra {
-        self.extra.get_or_insert_with(Default::default)
+        Rc::make_mut(self.extra.get_or_insert_with(Default::default))
     }
 
     /// The URL.
@@ -486,12 +489,22 @@ impl Request {
         })
     }
 
+    /// The URL's host, as `url().host_str()` gives it; read from the string, without
+    /// parsing it, while the parse is deferred (the scheduler's downloader-aware queue
+    /// asks every request it queues for its slot).
+    pub fn url_host(&self) -> Option<&str> {
+        match (&self.lazy, self.url.get()) {
+            (Some(text), None) => super::canonical::host_as_is(text),
+            _ => self.url().host_str(),
+        }
+    }
+
     /// Replaces the URL.
     pub fn set_url(&mut self, url: Url) {
         self.url = OnceCell::from(Rc::new(url));
         self.lazy = None;
-        if let Some(extra) = self.extra.as_mut() {
-            extra.scrapy_url = None;
+        if self.extra.as_ref().is_some_and(|e| e.scrapy_url.is_some()) {
+            self.extra_mut().scrapy_url = None;
         }
     }
 
@@ -716,7 +729,8 @@ impl Request {
     /// Drops spare capacity in meta, headers and the rest, so a request that will
     /// wait in a queue holds only what it needs (the scheduler calls it on enqueue).
     pub fn shrink_to_fit(&mut self) {
-        if let Some(e) = self.extra.as_mut() {
+        // A shared one is left as it is: shrinking it would copy it.
+        if let Some(e) = self.extra.as_mut().and_then(Rc::get_mut) {
             e.meta.shrink_to_fit();
             e.headers.shrink_to_fit();
             e.body.shrink_to_fit();
@@ -886,7 +900,7 @@ impl<'de> Deserialize<'de> for Request {
             scrapy_url: None,
         };
         if extra != Extra::default() {
-            r.extra = Some(Box::new(extra));
+            r.extra = Some(Rc::new(extra));
         }
         r.set_scrapy_url(url_text);
         Ok(r)

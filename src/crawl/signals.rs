@@ -169,7 +169,10 @@ pub struct HandlerId(u64);
 /// The signal manager.
 #[derive(Default)]
 pub struct Signals {
-    handlers: RefCell<Vec<(Signal, HandlerId, Handler)>>,
+    /// Copied on write: a send iterates a snapshot (a reference count, no copy of the
+    /// list), so handlers may connect and disconnect while it runs, and no borrow is
+    /// held while a handler is called.
+    handlers: RefCell<Rc<Vec<(Signal, HandlerId, Handler)>>>,
     next: Cell<u64>,
 }
 
@@ -186,15 +189,13 @@ impl Signals {
     {
         let id = HandlerId(self.next.get());
         self.next.set(id.0 + 1);
-        self.handlers
-            .borrow_mut()
-            .push((signal, id, Rc::new(handler)));
+        Rc::make_mut(&mut self.handlers.borrow_mut()).push((signal, id, Rc::new(handler)));
         id
     }
 
     /// Disconnects a handler.
     pub fn disconnect(&self, id: HandlerId) {
-        self.handlers.borrow_mut().retain(|(_, i, _)| *i != id);
+        Rc::make_mut(&mut self.handlers.borrow_mut()).retain(|(_, i, _)| *i != id);
     }
 
     /// Whether any handler listens to `signal` (lets hot paths skip building args).
@@ -205,16 +206,11 @@ impl Signals {
     /// Sends a signal to every handler; returns each handler's result. Failures other
     /// than the control-flow ones are logged.
     pub fn send_catch_log(&self, signal: Signal, args: SignalArgs<'_>) -> Vec<Result<(), Failure>> {
-        let handlers: Vec<Handler> = self
-            .handlers
-            .borrow()
+        let handlers = self.handlers.borrow().clone();
+        handlers
             .iter()
             .filter(|(s, _, _)| *s == signal)
-            .map(|(_, _, h)| h.clone())
-            .collect();
-        handlers
-            .into_iter()
-            .map(|h| {
+            .map(|(_, _, h)| {
                 let result = catch_unwind(AssertUnwindSafe(|| h(&args)))
                     .unwrap_or_else(|p| Err(Failure::from_panic(p.as_ref())));
                 if let Err(f) = &result

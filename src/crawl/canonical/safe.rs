@@ -223,6 +223,22 @@ pub(crate) fn parses_as_is(url: &str) -> bool {
     !last_numeric || (octets_canonical && parts == 4)
 }
 
+/// The host of a URL [`parses_as_is`] admitted, read from the string without parsing
+/// it: what the `url` crate's `host_str()` gives for its parse (checked against the
+/// parser wherever `parses_as_is` is). For other URLs the answer means nothing.
+pub(crate) fn host_as_is(url: &str) -> Option<&str> {
+    let b = url.as_bytes();
+    let rest = b
+        .strip_prefix(b"http://")
+        .or_else(|| b.strip_prefix(b"https://"))?;
+    let start = b.len() - rest.len();
+    let len = rest
+        .iter()
+        .position(|&c| !SAFE_HOST[usize::from(c)])
+        .unwrap_or(rest.len());
+    url.get(start..start + len)
+}
+
 fn safe(url: &str, encoding: &'static encoding_rs::Encoding) -> Result<String, Reason> {
     if already_safe(url) {
         return Ok(url.to_owned());
@@ -310,6 +326,14 @@ mod tests {
     use super::{already_safe, safe_slow};
 
     fn check(url: &str) {
+        if super::parses_as_is(url) {
+            let parsed = url::Url::parse(url);
+            assert_eq!(
+                parsed.as_ref().ok().and_then(|u| u.host_str()),
+                super::host_as_is(url),
+                "the host read from {url:?} is not the parser's"
+            );
+        }
         if already_safe(url) {
             assert_eq!(
                 safe_slow(url).as_deref(),

@@ -214,7 +214,7 @@ impl DownloaderMiddlewareManager {
         while i > 0 {
             i -= 1;
             let mw = self.middlewares[i].1.clone();
-            let outcome = guarded(|| mw.process_response(&request, response.clone()));
+            let outcome = guarded(|| mw.process_response(&request, response));
             match outcome {
                 Ok(ResponseOutcome::Response(r)) => response = r,
                 Ok(ResponseOutcome::Request(r)) => {

@@ -81,10 +81,18 @@ impl SlotActivity {
     /// public for tests and custom downloaders).
     pub fn add(&self, slot: &str, delta: isize) {
         let mut c = self.counts.borrow_mut();
-        let entry = c.entry(slot.to_owned()).or_insert(0);
-        *entry = entry.saturating_add_signed(delta);
-        if *entry == 0 {
-            c.remove(slot);
+        // Looked up by `&str` first: the key is copied only for a slot becoming active.
+        match c.get_mut(slot) {
+            Some(n) => {
+                *n = n.saturating_add_signed(delta);
+                if *n == 0 {
+                    c.remove(slot);
+                }
+            }
+            None if delta > 0 => {
+                c.insert(slot.to_owned(), delta.unsigned_abs());
+            }
+            None => {}
         }
     }
 }
@@ -94,7 +102,7 @@ pub fn slot_key(request: &Request) -> String {
     if let Some(slot) = request.meta().get_str(DOWNLOAD_SLOT) {
         return slot.to_owned();
     }
-    request.url().host_str().unwrap_or("").to_ascii_lowercase()
+    request.url_host().unwrap_or("").to_ascii_lowercase()
 }
 
 /// One download slot (Scrapy's `downloader.Slot`).
