@@ -280,17 +280,23 @@ impl LinkExtractor {
                 Some(f) => std::borrow::Cow::Owned(f(&joined)?),
                 None => joined,
             };
-            let safe = match super::canonical::safe_url_string_owned(value, encoding) {
-                Ok(s) => s,
-                Err(e) => {
-                    log::debug!("Skipping extraction of link with bad URL {:?}: {e}", e.url);
-                    return None;
+            let (safe, joins_to_itself) =
+                match super::canonical::safe_url_string_owned(value, encoding) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        log::debug!("Skipping extraction of link with bad URL {:?}: {e}", e.url);
+                        return None;
+                    }
+                };
+            // "to fix relative links after process_value" (a safe absolute URL
+            // without `;` is its own join: skipped)
+            let url = if joins_to_itself {
+                safe
+            } else {
+                match page_join.join(&safe).ok()? {
+                    std::borrow::Cow::Borrowed(_) => safe,
+                    std::borrow::Cow::Owned(joined) => joined,
                 }
-            };
-            // "to fix relative links after process_value"
-            let url = match page_join.join(&safe).ok()? {
-                std::borrow::Cow::Borrowed(_) => safe,
-                std::borrow::Cow::Owned(joined) => joined,
             };
             Some(Link {
                 url,

@@ -171,7 +171,9 @@ struct State<T: 'static> {
     /// Waiting on a Deferred a callback returned (Twisted counts this in `paused`).
     waiting: bool,
     running: bool,
-    links: Vec<Option<Link<T>>>,
+    /// The chain. The first four links live inline: most Deferreds carry a few, and
+    /// every Deferred would otherwise allocate its list on its first link.
+    links: smallvec::SmallVec<[Option<Link<T>>; 4]>,
     next: usize,
     /// The Deferred this one waits on (a callback returned it).
     chained_to: Option<Rc<dyn CancelDyn>>,
@@ -249,7 +251,7 @@ impl<T: 'static> Deferred<T> {
                 paused: 0,
                 waiting: false,
                 running: false,
-                links: Vec::new(),
+                links: smallvec::SmallVec::new(),
                 next: 0,
                 chained_to: None,
                 canceller: None,

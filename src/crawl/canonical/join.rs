@@ -353,7 +353,7 @@ static PLAIN_SPECIAL: [bool; 256] = byte_set(b"/[];.?#", true, true);
 /// Whether `urljoin(base, url)` is `url` for any base: an `http(s)://` URL in
 /// [`plain`] shape. (Another scheme than the base's returns `url` as it is; the same
 /// scheme with a netloc returns `urlunparse(urlparse(url))`, which is `url`.)
-fn joins_to_itself(url: &str) -> bool {
+pub(super) fn joins_to_itself(url: &str) -> bool {
     let rest = if let Some(r) = url.strip_prefix("http://") {
         r
     } else if let Some(r) = url.strip_prefix("https://") {

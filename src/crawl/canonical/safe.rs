@@ -48,15 +48,18 @@ pub fn safe_url_string_encoded(
 }
 
 /// [`safe_url_string_encoded`] taking the URL by value: an already-safe URL that is
-/// already owned (a joined link) is returned without a copy.
+/// already owned (a joined link) is returned without a copy. The flag says whether
+/// the URL was already safe and so, having no `;` before its query, is its own
+/// `urljoin` on any base (`urljoin` splits a `;` off as params and can drop it).
 pub(crate) fn safe_url_string_owned(
     url: Cow<'_, str>,
     encoding: &'static encoding_rs::Encoding,
-) -> Result<String, CanonicalizeError> {
+) -> Result<(String, bool), CanonicalizeError> {
     if already_safe(&url) {
-        return Ok(url.into_owned());
+        let joins_to_itself = memchr::memchr(b';', url.as_bytes()).is_none();
+        return Ok((url.into_owned(), joins_to_itself));
     }
-    safe_url_string_encoded(&url, encoding)
+    safe_url_string_encoded(&url, encoding).map(|s| (s, false))
 }
 
 /// Python's `urlencode(pairs, doseq=True)` over the pairs encoded (strictly) with
@@ -326,6 +329,12 @@ mod tests {
     use super::{already_safe, safe_slow};
 
     fn check(url: &str) {
+        if already_safe(url) && !url.contains(';') {
+            assert!(
+                super::super::join::joins_to_itself(url),
+                "{url:?} is already safe, has no `;` but is not its own urljoin"
+            );
+        }
         if super::parses_as_is(url) {
             let parsed = url::Url::parse(url);
             assert_eq!(
