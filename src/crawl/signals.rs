@@ -174,6 +174,17 @@ pub struct Signals {
     /// held while a handler is called.
     handlers: RefCell<Rc<Vec<(Signal, HandlerId, Handler)>>>,
     next: Cell<u64>,
+    /// One bit per signal with at least one handler: a signal nobody listens to (most
+    /// `request_scheduled` sends, one per extracted link) costs a bit test.
+    listening: Cell<u32>,
+}
+
+// Every signal has a bit in a `u32` (keep `FeedExporterClosed` the last variant).
+const _: () = assert!((Signal::FeedExporterClosed as u32) < 32);
+
+/// The bit of `signal` in `Signals::listening`.
+fn bit(signal: Signal) -> u32 {
+    1 << (signal as u32)
 }
 
 impl Signals {
@@ -190,22 +201,29 @@ impl Signals {
         let id = HandlerId(self.next.get());
         self.next.set(id.0 + 1);
         Rc::make_mut(&mut self.handlers.borrow_mut()).push((signal, id, Rc::new(handler)));
+        self.listening.set(self.listening.get() | bit(signal));
         id
     }
 
     /// Disconnects a handler.
     pub fn disconnect(&self, id: HandlerId) {
-        Rc::make_mut(&mut self.handlers.borrow_mut()).retain(|(_, i, _)| *i != id);
+        let mut handlers = self.handlers.borrow_mut();
+        Rc::make_mut(&mut handlers).retain(|(_, i, _)| *i != id);
+        self.listening
+            .set(handlers.iter().fold(0, |bits, (s, _, _)| bits | bit(*s)));
     }
 
     /// Whether any handler listens to `signal` (lets hot paths skip building args).
     pub fn has_receivers(&self, signal: Signal) -> bool {
-        self.handlers.borrow().iter().any(|(s, _, _)| *s == signal)
+        self.listening.get() & bit(signal) != 0
     }
 
     /// Sends a signal to every handler; returns each handler's result. Failures other
     /// than the control-flow ones are logged.
     pub fn send_catch_log(&self, signal: Signal, args: SignalArgs<'_>) -> Vec<Result<(), Failure>> {
+        if !self.has_receivers(signal) {
+            return Vec::new();
+        }
         let handlers = self.handlers.borrow().clone();
         handlers
             .iter()
@@ -235,5 +253,67 @@ impl fmt::Debug for Signals {
         f.debug_struct("Signals")
             .field("handlers", &self.handlers.borrow().len())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    #[test]
+    fn receivers_follow_connects_and_disconnects() {
+        let s = Signals::new();
+        assert!(!s.has_receivers(Signal::ItemScraped));
+        let a = s.connect(Signal::ItemScraped, |_| Ok(()));
+        let b = s.connect(Signal::ItemScraped, |_| Ok(()));
+        let c = s.connect(Signal::FeedExporterClosed, |_| Ok(()));
+        assert!(s.has_receivers(Signal::ItemScraped));
+        assert!(s.has_receivers(Signal::FeedExporterClosed));
+        assert!(!s.has_receivers(Signal::EngineStarted));
+        s.disconnect(a);
+        assert!(s.has_receivers(Signal::ItemScraped), "b still listens");
+        s.disconnect(b);
+        assert!(!s.has_receivers(Signal::ItemScraped));
+        assert!(s.has_receivers(Signal::FeedExporterClosed));
+        s.disconnect(c);
+        assert!(!s.has_receivers(Signal::FeedExporterClosed));
+        assert!(
+            s.send_catch_log(Signal::ItemScraped, SignalArgs::None)
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_send_runs_the_handlers_connected_when_it_started() {
+        let s = Rc::new(Signals::new());
+        let log: Rc<RefCell<Vec<&str>>> = Rc::default();
+        let first = Rc::new(Cell::new(None));
+        let (s2, log2, first2) = (s.clone(), log.clone(), first.clone());
+        let id = s.connect(Signal::SpiderIdle, move |_| {
+            log2.borrow_mut().push("first");
+            // Disconnects itself and connects another: neither changes this send.
+            if let Some(me) = first2.take() {
+                s2.disconnect(me);
+            }
+            let log3 = log2.clone();
+            s2.connect(Signal::SpiderIdle, move |_| {
+                log3.borrow_mut().push("late");
+                Ok(())
+            });
+            Ok(())
+        });
+        first.set(Some(id));
+        let log4 = log.clone();
+        s.connect(Signal::SpiderIdle, move |_| {
+            log4.borrow_mut().push("second");
+            Ok(())
+        });
+        let results = s.send_catch_log(Signal::SpiderIdle, SignalArgs::None);
+        assert_eq!(results.len(), 2);
+        assert_eq!(*log.borrow(), ["first", "second"]);
+        log.borrow_mut().clear();
+        s.send_catch_log(Signal::SpiderIdle, SignalArgs::None);
+        assert_eq!(*log.borrow(), ["second", "late"]);
     }
 }

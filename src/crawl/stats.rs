@@ -113,6 +113,21 @@ impl MemoryStatsCollector {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// Sets `key` to `value` when it is absent, not an integer, or `better(current)`.
+    fn replace_if(&self, key: &str, value: i64, better: impl Fn(i64) -> bool) {
+        let mut v = self.values.borrow_mut();
+        match v.get_mut(key) {
+            Some(slot) => {
+                if slot.as_i64().is_none_or(better) {
+                    *slot = value.into();
+                }
+            }
+            None => {
+                v.insert(key.to_owned(), value.into());
+            }
+        }
+    }
 }
 
 impl StatsCollector for MemoryStatsCollector {
@@ -130,23 +145,22 @@ impl StatsCollector for MemoryStatsCollector {
     }
 
     fn set_value(&self, key: &str, value: Value) {
-        self.values.borrow_mut().insert(key.to_owned(), value);
+        let mut v = self.values.borrow_mut();
+        // An existing key is updated in place: its name is not copied again.
+        match v.get_mut(key) {
+            Some(slot) => *slot = value,
+            None => {
+                v.insert(key.to_owned(), value);
+            }
+        }
     }
 
     fn max_value(&self, key: &str, value: i64) {
-        let mut v = self.values.borrow_mut();
-        let cur = v.get(key).and_then(Value::as_i64);
-        if cur.is_none_or(|c| value > c) {
-            v.insert(key.to_owned(), value.into());
-        }
+        self.replace_if(key, value, |cur| value > cur);
     }
 
     fn min_value(&self, key: &str, value: i64) {
-        let mut v = self.values.borrow_mut();
-        let cur = v.get(key).and_then(Value::as_i64);
-        if cur.is_none_or(|c| value < c) {
-            v.insert(key.to_owned(), value.into());
-        }
+        self.replace_if(key, value, |cur| value < cur);
     }
 
     fn get_value(&self, key: &str) -> Option<Value> {
