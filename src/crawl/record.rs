@@ -302,7 +302,7 @@ pub fn decode(bytes: &[u8]) -> Result<Request, RecordError> {
         Url::parse(url_text).map_err(|e| RecordError::BadUrl(format!("{url_text:?}: {e}")))?;
     let mut request = Request::new(url).with_priority(priority);
     // The record holds Scrapy's form of the URL; kept when the url crate's differs.
-    request.set_scrapy_url(url_text.to_owned());
+    request.set_scrapy_url(url_text);
     request.set_method(method);
     request.set_dont_filter(bits & DONT_FILTER != 0);
     if bits & CALLBACK != 0 {

@@ -446,13 +446,13 @@ impl Request {
     }
 
     /// Records `text` as the URL's Scrapy form (kept only when it differs from the
-    /// `url` crate's serialisation).
-    pub(crate) fn set_scrapy_url(&mut self, text: String) {
+    /// `url` crate's serialisation; a borrowed `text` is copied only then).
+    pub(crate) fn set_scrapy_url(&mut self, text: impl AsRef<str> + Into<String>) {
         // Parsed now (from the deferred string), before that string goes.
         let _ = self.url();
         self.lazy = None;
-        if Some(text.as_str()) != self.url.get().map(|u| u.as_str()) {
-            self.extra_mut().scrapy_url = Some(text.into_boxed_str());
+        if Some(text.as_ref()) != self.url.get().map(|u| u.as_str()) {
+            self.extra_mut().scrapy_url = Some(text.into().into_boxed_str());
         } else if self.extra.as_ref().is_some_and(|e| e.scrapy_url.is_some()) {
             self.extra_mut().scrapy_url = None;
         }

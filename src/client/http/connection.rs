@@ -1,6 +1,7 @@
 //! The HTTP/1.1 exchange on one persistent connection, as a [`Protocol`] over any
 //! [`Transport`]: a TCP or TLS socket in a crawl, a `StringTransport` in a test.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
@@ -12,6 +13,7 @@ use crate::proto::Headers;
 use crate::proto::decode::{ContentDecoder, DecodeError, Encoding};
 use crate::proto::http1::{Event, HttpError, ResponseHead, ResponseParser, encode_request};
 use crate::reactor::DelayedCall;
+use url::Position;
 
 /// A persistent HTTP/1.1 connection (one request at a time).
 pub(super) struct Connection {
@@ -94,37 +96,33 @@ impl Connection {
 
     pub(super) fn send(self: &Rc<Self>, ctx: Rc<Ctx>, reused: bool) {
         let req = &ctx.req;
-        let mut headers = req.headers.clone();
         let through_proxy = req.proxy.is_some() && !ctx.key.https;
-        let target = if through_proxy {
+        // The request's own headers, unless they need changing (a copy then).
+        let mut changed: Option<Headers> = None;
+        let target: Cow<'_, str> = if through_proxy {
             let mut u = req.url.clone();
             u.set_fragment(None);
             if let Some(auth) = req.proxy.as_ref().and_then(proxy_authorization)
-                && !headers.contains("proxy-authorization")
+                && !req.headers.contains("proxy-authorization")
             {
-                headers.append("Proxy-Authorization", auth);
+                let mut h = req.headers.clone();
+                h.append("Proxy-Authorization", auth);
+                changed = Some(h);
             }
-            u.to_string()
+            Cow::Owned(u.to_string())
         } else {
-            let mut t = req.url.path().to_owned();
-            if let Some(q) = req.url.query() {
-                t.push('?');
-                t.push_str(q);
-            }
-            t
-        };
-        if !through_proxy {
             // Proxy credentials never go to the origin server.
-            headers.remove("proxy-authorization");
-        }
-        let host = match (req.url.host_str(), req.url.port()) {
-            (Some(h), Some(p)) => format!("{h}:{p}"),
-            (Some(h), None) => h.to_owned(),
-            (None, _) => String::new(),
+            if req.headers.contains("proxy-authorization") {
+                let mut h = req.headers.clone();
+                h.remove("proxy-authorization");
+                changed = Some(h);
+            }
+            Cow::Borrowed(origin_target(&req.url))
         };
+        let headers = changed.as_ref().unwrap_or(&req.headers);
+        let host = host_header(&req.url);
         let mut bytes = Vec::new();
-        if let Err(e) = encode_request(&req.method, &target, &host, &headers, &req.body, &mut bytes)
-        {
+        if let Err(e) = encode_request(&req.method, &target, host, headers, &req.body, &mut bytes) {
             ctx.fail(Failure::new(InvalidRequest(e.to_string())));
             if let Some(client) = self.client.upgrade() {
                 client.put_idle(self.clone());
@@ -487,6 +485,59 @@ impl Protocol for Connection {
                 };
                 ctx.fail(failure);
             }
+        }
+    }
+}
+
+/// The origin-form request target: the path and query as the URL serialises them
+/// (a slice of it, no copy; the fragment left out).
+fn origin_target(url: &url::Url) -> &str {
+    &url[Position::BeforePath..Position::AfterQuery]
+}
+
+/// The `Host` header: `host[:port]` as the URL serialises them (the port only when
+/// it is not the scheme's default, an IPv6 address in its brackets, no userinfo).
+fn host_header(url: &url::Url) -> &str {
+    if url.has_host() {
+        &url[Position::BeforeHost..Position::AfterPort]
+    } else {
+        ""
+    }
+}
+
+#[cfg(test)]
+mod target_tests {
+    use super::{host_header, origin_target};
+
+    #[test]
+    fn the_target_and_host_are_the_urls_parts() {
+        for text in [
+            "http://example.com/a/b?q=1&r#frag",
+            "http://example.com",
+            "http://example.com/?",
+            "https://user:pw@example.com:8443/p;x?y",
+            "http://example.com:80/default-port",
+            "https://example.com:443/",
+            "http://[::1]:8080/v6?x",
+            "http://[2001:db8::1]/",
+            "http://127.0.0.1:8089/s/138/13875.html",
+            "http://xn--bcher-kva.example/%C3%A9",
+        ] {
+            let url = url::Url::parse(text).expect("a test URL");
+            // What the accessors give, joined as the request line and Host header
+            // need them.
+            let mut target = url.path().to_owned();
+            if let Some(q) = url.query() {
+                target.push('?');
+                target.push_str(q);
+            }
+            let host = match (url.host_str(), url.port()) {
+                (Some(h), Some(p)) => format!("{h}:{p}"),
+                (Some(h), None) => h.to_owned(),
+                (None, _) => String::new(),
+            };
+            assert_eq!(origin_target(&url), target, "{text}");
+            assert_eq!(host_header(&url), host, "{text}");
         }
     }
 }

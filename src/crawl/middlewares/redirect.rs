@@ -251,7 +251,7 @@ impl DownloaderMiddleware for RedirectMiddleware {
             _ => *method != Method::Get, // 303
         };
         let mut redirected = build_redirect_request(request, target.url().clone(), to_get);
-        redirected.set_scrapy_url(target.url_str().to_owned());
+        redirected.set_scrapy_url(target.url_str());
         self.inner
             .redirect(redirected, request, Value::from(status), response)
     }
@@ -418,7 +418,7 @@ impl DownloaderMiddleware for MetaRefreshMiddleware {
         };
         // As Scrapy: a refresh is a GET, whatever the page was answering.
         let mut redirected = build_redirect_request(request, target.url().clone(), true);
-        redirected.set_scrapy_url(target.url_str().to_owned());
+        redirected.set_scrapy_url(target.url_str());
         self.inner
             .redirect(redirected, request, Value::from("meta refresh"), response)
     }
