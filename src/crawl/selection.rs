@@ -14,6 +14,9 @@ use std::rc::Rc;
 use crate::html::{Document, ElementRef, XPath, XPathError, XPathItem, XPathValue, XPathVar};
 use crate::util::FxHashMap;
 
+/// A selection's items.
+type Items<'a> = smallvec::SmallVec<[Node<'a>; 1]>;
+
 /// One selected thing.
 #[derive(Clone)]
 enum Node<'a> {
@@ -107,7 +110,9 @@ fn split_pseudo(query: &str) -> (&str, Option<Pseudo>) {
 /// A list of selected elements, texts or attribute values (parsel's `SelectorList`).
 #[derive(Clone)]
 pub struct Selection<'a> {
-    items: Vec<Node<'a>>,
+    /// Inline when there is one (a sub-selection's single text or element, each item
+    /// of a list as its own selection): no allocation for the commonest case.
+    items: Items<'a>,
     /// The selection is the document itself (its root element is in scope).
     root: bool,
 }
@@ -125,7 +130,7 @@ impl<'a> Selection<'a> {
     /// Nothing selected.
     pub fn empty() -> Self {
         Selection {
-            items: Vec::new(),
+            items: Items::new(),
             root: false,
         }
     }
@@ -133,7 +138,7 @@ impl<'a> Selection<'a> {
     /// A JSON document (parsel's `Selector(type="json")`), for [`jmespath`](Self::jmespath).
     pub fn of_json(data: serde_json::Value) -> Self {
         Selection {
-            items: vec![Node::Json(Rc::new(data))],
+            items: smallvec::smallvec![Node::Json(Rc::new(data))],
             root: false,
         }
     }
@@ -154,7 +159,7 @@ impl<'a> Selection<'a> {
                     }
             )
         );
-        let mut items: Vec<Node<'a>> = Vec::new();
+        let mut items: Items<'a> = Items::new();
         let mut elements: Vec<crate::html::ElementRef<'a>> = Vec::new();
         let mut found = |e: ElementRef<'a>| match &pseudo {
             _ if whole_list => elements.push(e),
@@ -167,7 +172,7 @@ impl<'a> Selection<'a> {
         } else {
             let Some(sel) = selector(css) else {
                 return Selection {
-                    items: Vec::new(),
+                    items: Items::new(),
                     root: false,
                 };
             };
@@ -228,7 +233,7 @@ impl<'a> Selection<'a> {
         self.try_xpath(query, vars).unwrap_or_else(|e| {
             log::error!("{e} in {query:?}");
             Selection {
-                items: Vec::new(),
+                items: Items::new(),
                 root: false,
             }
         })
@@ -247,7 +252,7 @@ impl<'a> Selection<'a> {
         vars: &[(&str, XPathVar)],
     ) -> Result<Selection<'a>, XPathError> {
         let x = xpath(query)?;
-        let mut items = Vec::new();
+        let mut items = Items::new();
         let itself = query.trim() == ".";
         for item in &self.items {
             let doc = match item {
@@ -304,7 +309,7 @@ impl<'a> Selection<'a> {
     /// The query does not compile (JMESPath syntax).
     pub fn jmespath(&self, query: &str) -> Result<Selection<'a>, String> {
         let expr = jmespath::compile(query).map_err(|e| e.to_string())?;
-        let mut items = Vec::new();
+        let mut items = Items::new();
         for item in &self.items {
             let data: serde_json::Value = match item {
                 Node::Json(v) => (**v).clone(),
@@ -480,7 +485,7 @@ impl<'a> IntoIterator for Selection<'a> {
         self.items
             .into_iter()
             .map(|n| Selection {
-                items: vec![n],
+                items: smallvec::smallvec![n],
                 root: false,
             })
             .collect::<Vec<_>>()
