@@ -25,16 +25,6 @@ pub fn decode_entities(s: &str, in_attribute: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// [`decode_entities`], counting table lookups into `steps`.
-pub(crate) fn decode_counting<'a>(s: &'a str, in_attribute: bool, steps: &mut u64) -> Cow<'a, str> {
-    if memchr::memchr(b'&', s.as_bytes()).is_none() {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len());
-    *steps += decode_into(s, in_attribute, &mut out);
-    Cow::Owned(out)
-}
-
 /// Appends `s` to `out` with references decoded; returns the work done (table
 /// lookups and references tried).
 pub(crate) fn decode_into(s: &str, in_attribute: bool, out: &mut String) -> u64 {

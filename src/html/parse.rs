@@ -2,7 +2,7 @@
 //! calls. The rules (what closes what) live in `tree.rs`, shared with the link scanner.
 
 use super::dom::{Attr, Document, Kind, NONE, Node, Span};
-use super::entities::decode_counting;
+use super::entities::decode_into;
 use super::tokenizer::{Attrs, lower};
 use super::tree::{ParseStats, TreeBuilder, TreeSink};
 use crate::util::FxHashSet;
@@ -47,6 +47,21 @@ impl DomSink {
         Span {
             start,
             len: u32::try_from(s.len()).unwrap_or(0),
+        }
+    }
+
+    /// Appends `s` with its character references decoded straight into the text
+    /// buffer (no intermediate string).
+    fn push_decoded(&mut self, s: &str, in_attribute: bool) -> Span {
+        if memchr::memchr(b'&', s.as_bytes()).is_none() {
+            return self.push_str(s);
+        }
+        let start = u32::try_from(self.doc.buf.len()).unwrap_or(u32::MAX);
+        self.steps += decode_into(s, in_attribute, &mut self.doc.buf);
+        let end = u32::try_from(self.doc.buf.len()).unwrap_or(u32::MAX);
+        Span {
+            start,
+            len: end.saturating_sub(start),
         }
     }
 
@@ -132,8 +147,7 @@ impl TreeSink for DomSink {
             let value = if !valued && is_boolean_attr(&name) {
                 name_span
             } else {
-                let value = decode_counting(raw_value, true, &mut self.steps);
-                self.push_str(&value)
+                self.push_decoded(raw_value, true)
             };
             let name = name_span;
             self.doc.attrs.push(Attr {
@@ -158,8 +172,7 @@ impl TreeSink for DomSink {
             return;
         }
         let span = if decode {
-            let decoded = decode_counting(text, false, &mut self.steps);
-            self.push_str(&decoded)
+            self.push_decoded(text, false)
         } else {
             self.push_str(text)
         };
