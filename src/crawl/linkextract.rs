@@ -66,6 +66,36 @@ pub struct LinkExtractor {
     restrict_css: Vec<String>,
     process_value: Option<ProcessValue>,
     with_text: bool,
+    /// The working sets of the last call, lent to the next (taken out for the call,
+    /// so a `process_value` that extracts links again finds it empty, not borrowed).
+    scratch: std::cell::RefCell<Scratch>,
+}
+
+/// [`LinkExtractor::extract_links`]'s working sets, kept between calls with their
+/// capacity: a crawl extracts links page after page.
+#[derive(Clone, Default)]
+struct Scratch {
+    seen: crate::util::FxHashSet<u64>,
+    region_seen: crate::util::FxHashSet<u64>,
+    candidates: Vec<Link>,
+}
+
+impl LinkExtractor {
+    /// Hands the working sets back for the next call, emptied — unless a page with
+    /// very many links grew them (they are dropped then, not kept at that size).
+    fn keep_scratch(&self, mut scratch: Scratch) {
+        const KEEP_LINKS: usize = 1024;
+        if scratch.candidates.capacity() > KEEP_LINKS
+            || scratch.seen.capacity() > KEEP_LINKS
+            || scratch.region_seen.capacity() > KEEP_LINKS
+        {
+            return;
+        }
+        scratch.seen.clear();
+        scratch.region_seen.clear();
+        scratch.candidates.clear();
+        self.scratch.replace(scratch);
+    }
 }
 
 impl std::fmt::Debug for LinkExtractor {
@@ -118,6 +148,7 @@ impl Default for LinkExtractor {
             restrict_css: Vec::new(),
             process_value: None,
             with_text: true,
+            scratch: std::cell::RefCell::default(),
         }
     }
 }
@@ -264,13 +295,13 @@ impl LinkExtractor {
         let page = response.scrapy_url();
         let encoding = response.encoding();
         // 64-bit hashes of the URLs kept (a collision within one page is not a
-        // practical concern). Sized for a typical page (~20 links).
-        let mut seen: crate::util::FxHashSet<u64> =
-            crate::util::FxHashSet::with_capacity_and_hasher(32, Default::default());
+        // practical concern), in sets lent by the previous call.
+        let Scratch {
+            mut seen,
+            mut region_seen,
+            mut candidates,
+        } = self.scratch.take();
         let mut out = Vec::with_capacity(24);
-        let mut region_seen: crate::util::FxHashSet<u64> =
-            crate::util::FxHashSet::with_capacity_and_hasher(32, Default::default());
-        let mut candidates: Vec<Link> = Vec::with_capacity(24);
         let base_join = super::canonical::Joiner::new(base);
         let page_join = super::canonical::Joiner::new(&page);
         let resolve = |href: &str, text: String, nofollow: bool| -> Option<Link> {
@@ -342,6 +373,11 @@ impl LinkExtractor {
                     region_seen.clear();
                 }
             }
+            self.keep_scratch(Scratch {
+                seen,
+                region_seen,
+                candidates,
+            });
             return out;
         }
         // A DOM built for CSS selection already has the links: do not tokenize twice.
@@ -375,6 +411,11 @@ impl LinkExtractor {
             }
         }
         self.process_links(&mut candidates, &mut out, &mut seen);
+        self.keep_scratch(Scratch {
+            seen,
+            region_seen,
+            candidates,
+        });
         out
     }
 
@@ -600,6 +641,31 @@ mod tests {
             .into_iter()
             .map(|l| l.url.to_string())
             .collect()
+    }
+
+    #[test]
+    fn an_extractor_reused_page_after_page_answers_as_a_fresh_one() {
+        let pages = [
+            "<a href=a>1</a><a href=b>2</a><a href=a>3</a>",
+            "<a href=b>x</a><a href=c>y</a>",
+            "",
+            "<div><a href='/z'>z</a></div><a href=a>a</a>",
+        ];
+        for restrict in [false, true] {
+            let make = || {
+                let le = LinkExtractor::new();
+                if restrict {
+                    le.restrict_css(["div", "body"])
+                } else {
+                    le
+                }
+            };
+            let reused = make();
+            for html in pages {
+                let r = page(html);
+                assert_eq!(urls(&reused, &r), urls(&make(), &r), "{html}");
+            }
+        }
     }
 
     #[test]
