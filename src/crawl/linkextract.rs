@@ -373,44 +373,39 @@ impl LinkExtractor {
                     region_seen.clear();
                 }
             }
-            self.keep_scratch(Scratch {
-                seen,
-                region_seen,
-                candidates,
-            });
-            return out;
-        }
-        // A DOM built for CSS selection already has the links: do not tokenize twice.
-        match response.document_if_parsed() {
-            Some(doc) => dom_link_refs(
-                doc,
-                &self.tags,
-                &self.attrs,
-                self.with_text,
-                &mut budget,
-                |href, text, nofollow| {
-                    collect(&mut candidates, &mut region_seen, href, text, nofollow);
-                },
-            ),
-            None => {
-                crate::html::scan_links(
-                    response.text(),
+        } else {
+            // A DOM built for CSS selection already has the links: do not tokenize twice.
+            match response.document_if_parsed() {
+                Some(doc) => dom_link_refs(
+                    doc,
                     &self.tags,
                     &self.attrs,
                     self.with_text,
-                    &mut |raw: RawLink| {
-                        collect(
-                            &mut candidates,
-                            &mut region_seen,
-                            &raw.href,
-                            raw.text,
-                            raw.nofollow,
-                        );
+                    &mut budget,
+                    |href, text, nofollow| {
+                        collect(&mut candidates, &mut region_seen, href, text, nofollow);
                     },
-                );
+                ),
+                None => {
+                    crate::html::scan_links(
+                        response.text(),
+                        &self.tags,
+                        &self.attrs,
+                        self.with_text,
+                        &mut |raw: RawLink| {
+                            collect(
+                                &mut candidates,
+                                &mut region_seen,
+                                &raw.href,
+                                raw.text,
+                                raw.nofollow,
+                            );
+                        },
+                    );
+                }
             }
+            self.process_links(&mut candidates, &mut out, &mut seen);
         }
-        self.process_links(&mut candidates, &mut out, &mut seen);
         self.keep_scratch(Scratch {
             seen,
             region_seen,

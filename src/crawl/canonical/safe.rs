@@ -49,8 +49,8 @@ pub fn safe_url_string_encoded(
 
 /// [`safe_url_string_encoded`] taking the URL by value: an already-safe URL that is
 /// already owned (a joined link) is returned without a copy. The flag says whether
-/// the URL was already safe and so, having no `;` before its query, is its own
-/// `urljoin` on any base (`urljoin` splits a `;` off as params and can drop it).
+/// the URL was already safe and has no `;`, and so is its own `urljoin` on any base
+/// (`urljoin` splits a path's `;` off as params and can drop it).
 pub(crate) fn safe_url_string_owned(
     url: Cow<'_, str>,
     encoding: &'static encoding_rs::Encoding,
@@ -112,20 +112,14 @@ fn already_safe(url: &str) -> bool {
 
 /// [`already_safe`]'s check, answering with the URL's host when it passes.
 fn safe_host(url: &str) -> Option<&[u8]> {
-    let b = url.as_bytes();
-    let rest = b
-        .strip_prefix(b"http://")
-        .or_else(|| b.strip_prefix(b"https://"))?;
-    let n = rest.len();
     // The host: lower-case letters, digits, `.` and `-`, up to a `:`, `/`, `?`, `#` or
     // the end (anything else is not already safe).
-    let mut i = 0;
-    while i < n && SAFE_HOST[usize::from(rest[i])] {
-        i += 1;
-    }
+    let (start, mut i) = leading_host(url)?;
     if i == 0 {
         return None;
     }
+    let rest = &url.as_bytes()[start..];
+    let n = rest.len();
     let host = &rest[..i];
     if i < n && rest[i] == b':' {
         // A canonical port: 1 to 65535, no leading zero.
@@ -230,16 +224,22 @@ pub(crate) fn parses_as_is(url: &str) -> bool {
 /// it: what the `url` crate's `host_str()` gives for its parse (checked against the
 /// parser wherever `parses_as_is` is). For other URLs the answer means nothing.
 pub(crate) fn host_as_is(url: &str) -> Option<&str> {
+    let (start, len) = leading_host(url)?;
+    url.get(start..start + len)
+}
+
+/// After an `http://` or `https://` prefix, where the run of [`SAFE_HOST`] bytes starts
+/// and how long it is (possibly 0).
+fn leading_host(url: &str) -> Option<(usize, usize)> {
     let b = url.as_bytes();
     let rest = b
         .strip_prefix(b"http://")
         .or_else(|| b.strip_prefix(b"https://"))?;
-    let start = b.len() - rest.len();
     let len = rest
         .iter()
         .position(|&c| !SAFE_HOST[usize::from(c)])
         .unwrap_or(rest.len());
-    url.get(start..start + len)
+    Some((b.len() - rest.len(), len))
 }
 
 fn safe(url: &str, encoding: &'static encoding_rs::Encoding) -> Result<String, Reason> {

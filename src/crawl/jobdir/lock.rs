@@ -12,17 +12,17 @@
 //!
 //! [`Job`]: super::Job
 
-use std::collections::HashSet;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use super::io_err;
 use crate::defer::Failure;
 
 /// The directories whose lock this process holds through an open [`DirLock`].
-static HELD: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+static HELD: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// How long a lock that only a forked child's inherited descriptor can hold is waited
 /// for: the window between that child's `fork` and its `exec`.
@@ -37,15 +37,10 @@ pub(super) struct DirLock {
 
 impl Drop for DirLock {
     fn drop(&mut self) {
-        let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(set) = held.as_mut() {
-            set.remove(&self.key);
-        }
+        HELD.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|k| *k != self.key);
     }
-}
-
-fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
-    move |e| Failure::msg(format!("JOBDIR {}: {e}", path.display()))
 }
 
 /// Takes the exclusive lock of `dir` (which exists), writing this process's pid into it.
@@ -89,16 +84,15 @@ pub(super) fn lock_dir(dir: &Path) -> Result<DirLock, Failure> {
     let _ = write!(file, "{ours}");
     HELD.lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .get_or_insert_with(HashSet::new)
-        .insert(key.clone());
+        .push(key.clone());
     Ok(DirLock { _file: file, key })
 }
 
 fn is_held(key: &Path) -> bool {
     HELD.lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .as_ref()
-        .is_some_and(|set| set.contains(key))
+        .iter()
+        .any(|k| k == key)
 }
 
 #[cfg(test)]
