@@ -17,6 +17,7 @@
 pub mod handlers;
 pub mod middleware;
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -58,10 +59,10 @@ impl fmt::Debug for SlotActivity {
 
 impl SlotActivity {
     /// The downloader's slot key for `request` (Scrapy's `Downloader.get_slot_key`).
-    pub fn slot_key(&self, request: &Request) -> String {
+    pub fn slot_key<'r>(&self, request: &'r Request) -> Cow<'r, str> {
         let key_fn = self.key_fn.borrow().clone();
         match key_fn {
-            Some(f) => f(request),
+            Some(f) => Cow::Owned(f(request)),
             None => slot_key(request),
         }
     }
@@ -97,12 +98,19 @@ impl SlotActivity {
     }
 }
 
-/// The key of the slot a request goes to: `download_slot` meta, else the host.
-pub fn slot_key(request: &Request) -> String {
+/// The key of the slot a request goes to: `download_slot` meta, else the host
+/// (lower-cased; borrowed from the request when it already is, as hosts of `http(s)`
+/// URLs always are).
+pub fn slot_key(request: &Request) -> Cow<'_, str> {
     if let Some(slot) = request.meta().get_str(DOWNLOAD_SLOT) {
-        return slot.to_owned();
+        return Cow::Borrowed(slot);
     }
-    request.url_host().unwrap_or("").to_ascii_lowercase()
+    let host = request.url_host().unwrap_or("");
+    if host.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(host.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(host)
+    }
 }
 
 /// One download slot (Scrapy's `downloader.Slot`).
@@ -406,7 +414,7 @@ impl Downloader {
     }
 
     fn get_slot(&self, request: &mut Request) -> (String, Rc<Slot>) {
-        let key = self.activity.slot_key(request);
+        let key = self.activity.slot_key(request).into_owned();
         if !request.meta().contains_key(DOWNLOAD_SLOT) {
             request
                 .meta_mut()
@@ -686,4 +694,23 @@ pub fn retry_after_seconds(response: &Response, now_wall: f64, max: f64) -> Opti
         (at as f64 - now_wall).max(0.0)
     };
     Some(secs.min(max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::borrow::Cow;
+
+    #[test]
+    fn a_slot_key_is_the_lower_cased_host_or_the_meta_slot_borrowed_when_it_can_be() {
+        let r = Request::get("http://Example.COM:8080/a").map_err(|e| e.to_string());
+        let r = r.unwrap_or_else(|e| panic!("{e}"));
+        // The `url` crate lower-cases special schemes' hosts: borrowed.
+        assert!(matches!(slot_key(&r), Cow::Borrowed("example.com")));
+        let r = r.with_meta(DOWNLOAD_SLOT, "Slot-A");
+        assert!(matches!(slot_key(&r), Cow::Borrowed("Slot-A")));
+        let r = Request::get("foo://Host.Example/x").map_err(|e| e.to_string());
+        let r = r.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(slot_key(&r), "host.example");
+    }
 }

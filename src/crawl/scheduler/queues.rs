@@ -267,30 +267,40 @@ impl DownloaderAwareQueue {
 impl RequestQueue for DownloaderAwareQueue {
     fn push(&mut self, request: Request) -> Result<(), Failure> {
         let key = self.activity.slot_key(&request);
-        if !self.slots.contains_key(&key) {
-            self.slots.insert(
-                key.clone(),
-                PriorityQueue::new(self.factory.clone(), Some(key.clone())),
-            );
-        }
-        if let Some(q) = self.slots.get_mut(&key) {
-            q.push(request)?;
-            self.len += 1;
-        }
+        // Looked up by `&str`: the key is copied only for a slot new to the queue.
+        let q = match self.slots.get_mut(key.as_ref()) {
+            Some(q) => q,
+            None => {
+                let key = key.into_owned();
+                let q = PriorityQueue::new(self.factory.clone(), Some(key.clone()));
+                self.slots.entry(key).or_insert(q)
+            }
+        };
+        q.push(request)?;
+        self.len += 1;
         Ok(())
     }
 
     fn pop(&mut self) -> Result<Option<Request>, Failure> {
-        let Some(key) = self.next_slot() else {
+        let Some(key) = next_slot(
+            self.slots.keys().map(String::as_str),
+            &self.activity,
+            self.last_selected.as_deref(),
+        ) else {
             return Ok(None);
         };
-        self.last_selected = Some(key.clone());
-        let Some(q) = self.slots.get_mut(&key) else {
+        // The chosen name is written into the last one's buffer: no allocation once
+        // the buffer has grown to the longest slot name.
+        let mut last = self.last_selected.take().unwrap_or_default();
+        last.clear();
+        last.push_str(key);
+        let key = self.last_selected.insert(last).as_str();
+        let Some(q) = self.slots.get_mut(key) else {
             return Ok(None);
         };
         let r = q.pop()?;
         if q.is_empty()
-            && let Some(mut q) = self.slots.remove(&key)
+            && let Some(mut q) = self.slots.remove(key)
         {
             q.close()?;
         }
@@ -312,17 +322,6 @@ impl RequestQueue for DownloaderAwareQueue {
             }
         }
         first_error.map_or(Ok(()), Err)
-    }
-}
-
-impl DownloaderAwareQueue {
-    fn next_slot(&self) -> Option<String> {
-        next_slot(
-            self.slots.keys().map(String::as_str),
-            &self.activity,
-            self.last_selected.as_deref(),
-        )
-        .map(str::to_owned)
     }
 }
 
