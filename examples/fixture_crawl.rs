@@ -8,7 +8,7 @@
 //
 //   ../shared/bench/run_peers.sh --ours "$PWD/target/release/examples/fixture_crawl {url} {conc} {items}"
 
-// `--features mimalloc`: as the `trawl` binary (DESIGN.md §14c).
+// The allocator: as the `trawl` binary (the default feature `mimalloc`; DESIGN.md §14c).
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

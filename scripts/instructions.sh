@@ -4,17 +4,21 @@
 # thread (the fixture server's threads are counted apart and left out). Hardware
 # counters are not available in these VMs; callgrind's count does not move with the
 # machine's load. Pairs with `cargo bench --bench per_page` (allocations per page).
+# Built on the system allocator (`--no-default-features`, its own target directory):
+# the series in DESIGN.md §14c measures the code's own work, and mimalloc (the
+# default allocator of the binaries) was measured as a step of its own.
 #
 #   scripts/instructions.sh            # builds the example in release mode first
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
-cargo build --release --example fixture_crawl >&2
+target_dir="target/sysalloc"
+cargo build --release --no-default-features --example fixture_crawl --target-dir "$target_dir" >&2
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 summary="$(valgrind --tool=callgrind --separate-threads=yes \
   --callgrind-out-file="$out/cg.out" \
-  target/release/examples/fixture_crawl - 16 "$out/items.jl" 2>"$out/valgrind.log" | tail -n 1)"
+  "$target_dir"/release/examples/fixture_crawl - 16 "$out/items.jl" 2>"$out/valgrind.log" | tail -n 1)"
 # Thread 1 is the crawl (main) thread: its file ends in -01.
 main="$(ls "$out"/cg.out*-01 2>/dev/null | head -n 1)"
 [ -n "$main" ] || { echo "no callgrind output for thread 1" >&2; cat "$out/valgrind.log" >&2; exit 1; }
