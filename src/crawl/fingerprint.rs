@@ -190,28 +190,23 @@ pub(crate) fn put_hex(out: &mut impl DocumentSink, bytes: &[u8]) {
 }
 
 /// A JSON string as Python's `json.dumps` writes it (`ensure_ascii=True`) into `out`:
-/// runs that need no escape go through as they are, without a copy.
+/// runs that need no escape (found eight bytes at a time) go through as they are,
+/// without a copy.
 fn put_json_str(out: &mut impl DocumentSink, s: &str) {
     out.put("\"");
     let bytes = s.as_bytes();
-    let (mut run, mut i) = (0, 0);
-    // Runs of printable ASCII go out whole; `i` stops only at a character's start.
-    while i < bytes.len() {
-        let b = bytes[i];
-        if (b' '..=b'~').contains(&b) && b != b'"' && b != b'\\' {
-            i += 1;
-            continue;
-        }
-        let Some(c) = s[i..].chars().next() else {
+    let mut run = 0;
+    // Every byte before an escaped one is printable ASCII: `found` starts a character.
+    while let Some(found) = super::pyjson::next_escape(bytes, run, true) {
+        let Some(c) = s.get(found..).and_then(|t| t.chars().next()) else {
             break;
         };
-        out.put(&s[run..i]);
+        out.put(&s[run..found]);
         let mut buf = [0u8; 12];
         let n = escape_ascii_json(c, &mut buf);
         // The escape is ASCII.
         out.put(std::str::from_utf8(&buf[..n]).unwrap_or_default());
-        i += c.len_utf8();
-        run = i;
+        run = found + c.len_utf8();
     }
     out.put(&s[run..]);
     out.put("\"");

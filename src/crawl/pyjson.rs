@@ -150,7 +150,7 @@ pub fn push_str(out: &mut String, s: &str, ensure_ascii: bool) {
     let mut run = 0;
     let mut i = 0;
     // Only ASCII bytes are escaped, so every cut is at a character boundary.
-    while let Some(found) = next_escape(bytes, i) {
+    while let Some(found) = next_escape(bytes, i, false) {
         let b = bytes[found];
         out.push_str(&s[run..found]);
         match super::fingerprint::json_short_escape(b) {
@@ -165,8 +165,9 @@ pub fn push_str(out: &mut String, s: &str, ensure_ascii: bool) {
 }
 
 /// The index of the first byte at or after `from` that JSON escapes (`"`, `\\`, a
-/// control below 0x20): eight bytes at a time (SWAR), then byte by byte.
-fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
+/// control below 0x20; with `ascii`, Python's `ensure_ascii`, also DEL and every byte
+/// of a non-ASCII character): eight bytes at a time (SWAR), then byte by byte.
+pub(crate) fn next_escape(bytes: &[u8], from: usize, ascii: bool) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     // A byte of `x` is zero: `(x - LO) & !x & HI` has its top bit.
@@ -179,9 +180,12 @@ fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
         // Below 0x20: `x - 0x20 per byte` borrows into a set top bit (for bytes
         // without their own top bit set).
         let control = x.wrapping_sub(LO * 0x20) & !x & HI;
-        if control | has_zero(x ^ (LO * u64::from(b'"'))) | has_zero(x ^ (LO * u64::from(b'\\')))
-            != 0
-        {
+        let mut hit =
+            control | has_zero(x ^ (LO * u64::from(b'"'))) | has_zero(x ^ (LO * u64::from(b'\\')));
+        if ascii {
+            hit |= (x & HI) | has_zero(x ^ (LO * 0x7f));
+        }
+        if hit != 0 {
             break;
         }
         i += 8;
@@ -189,8 +193,13 @@ fn next_escape(bytes: &[u8], from: usize) -> Option<usize> {
     bytes
         .get(i..)?
         .iter()
-        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+        .position(|&b| escaped(b, ascii))
         .map(|p| i + p)
+}
+
+/// Whether JSON (with `ascii`, Python's `ensure_ascii`) escapes byte `b`.
+fn escaped(b: u8, ascii: bool) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\' || (ascii && b >= 0x7f)
 }
 
 /// Python's `repr(float)`: the shortest round-trip digits, fixed notation for
@@ -227,14 +236,26 @@ mod tests {
                 for at in 0..filler.len() {
                     let mut text = filler.to_vec();
                     text[at] = special;
-                    for from in [0, 1, 7, 8, 9] {
+                    for (from, ascii) in [0, 1, 7, 8, 9]
+                        .into_iter()
+                        .flat_map(|f| [(f, false), (f, true)])
+                    {
                         let naive = text
                             .iter()
                             .enumerate()
                             .skip(from)
-                            .find(|&(_, &b)| b < 0x20 || b == b'"' || b == b'\\')
+                            .find(|&(_, &b)| {
+                                b < 0x20
+                                    || b == b'"'
+                                    || b == b'\\'
+                                    || (ascii && !(b' '..=b'~').contains(&b))
+                            })
                             .map(|(i, _)| i);
-                        assert_eq!(super::next_escape(&text, from), naive, "{text:?} {from}");
+                        assert_eq!(
+                            super::next_escape(&text, from, ascii),
+                            naive,
+                            "{text:?} {from} {ascii}"
+                        );
                     }
                 }
             }
