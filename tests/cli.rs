@@ -4,13 +4,13 @@
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use trawl::crawl::canonicalize_url;
-use trawl::testing::{FixtureOptions, FixtureServer};
+use trawl::testing::{FixtureOptions, FixtureServer, TempDir};
 
 fn trawl() -> Command {
     Command::new(env!("CARGO_BIN_EXE_trawl"))
@@ -20,12 +20,32 @@ fn run(args: &[&str]) -> Output {
     trawl().args(args).output().expect("trawl runs")
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("trawl-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let p = dir.join(name);
-    let _ = std::fs::remove_file(&p);
-    p
+/// A file's path in a directory of its own, removed when the test passes.
+struct TmpFile {
+    path: PathBuf,
+    _dir: TempDir,
+}
+
+impl std::ops::Deref for TmpFile {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for TmpFile {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+fn tmp(name: &str) -> TmpFile {
+    let dir = TempDir::new("cli").expect("temp dir");
+    TmpFile {
+        path: dir.join(name),
+        _dir: dir,
+    }
 }
 
 fn server(pages: usize) -> FixtureServer {

@@ -6,11 +6,11 @@
 //! server's request counter, never by sleeping a fixed time.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use trawl::testing::{FixtureOptions, FixtureServer};
+use trawl::testing::{FixtureOptions, FixtureServer, TempDir};
 
 const CONCURRENCY: u64 = 16;
 
@@ -27,11 +27,9 @@ fn server(pages: usize) -> FixtureServer {
     .expect("fixture server")
 }
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("trawl-jobdir-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).expect("tmp dir");
-    d
+/// A directory for one test, removed when the test passes.
+fn tmp(name: &str) -> TempDir {
+    TempDir::new(&format!("jobdir-{name}")).expect("tmp dir")
 }
 
 /// `open()`, retried while it says "in use by another process": other tests in this

@@ -2,7 +2,8 @@
 //! [`ManualClock`], helpers that read a Deferred's result synchronously
 //! ([`success_result_of`], [`failure_result_of`], [`assert_no_result`]) and
 //! [`StringTransport`], an in-memory transport for protocol tests — plus the servers
-//! tests crawl and store into: the [`FixtureServer`] site and a real [`RedisServer`].
+//! tests crawl and store into: the [`FixtureServer`] site and a real [`RedisServer`] —
+//! and a [`TempDir`] for a test's files.
 //!
 //! The helpers panic with a clear message when the expectation does not hold: they are
 //! assertions, meant for tests.
@@ -14,6 +15,7 @@ pub mod redis_server;
 mod routes;
 pub mod site;
 pub mod spiders;
+pub mod tempdir;
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -27,6 +29,7 @@ pub use crate::reactor::ManualClock;
 pub use fixture::{FixtureOptions, FixtureServer};
 pub use redis_server::{RedisServer, RedisServerOptions};
 pub use site::{Site, author_slug};
+pub use tempdir::TempDir;
 
 /// The value of a Deferred that has already succeeded (trial's `successResultOf`). The
 /// result is taken out: the Deferred is consumed.
