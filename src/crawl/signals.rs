@@ -166,6 +166,11 @@ pub type Handler = Rc<dyn Fn(&SignalArgs<'_>) -> Result<(), Failure>>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HandlerId(u64);
 
+/// What [`Signals::send_catch_log`] returns: each handler's result, in order (Scrapy's
+/// list of `(receiver, response)`). Most signals have one or two handlers: those
+/// results stay inline, without an allocation per send.
+pub type SignalResults = smallvec::SmallVec<[Result<(), Failure>; 2]>;
+
 /// The signal manager.
 #[derive(Default)]
 pub struct Signals {
@@ -220,9 +225,9 @@ impl Signals {
 
     /// Sends a signal to every handler; returns each handler's result. Failures other
     /// than the control-flow ones are logged.
-    pub fn send_catch_log(&self, signal: Signal, args: SignalArgs<'_>) -> Vec<Result<(), Failure>> {
+    pub fn send_catch_log(&self, signal: Signal, args: SignalArgs<'_>) -> SignalResults {
         if !self.has_receivers(signal) {
-            return Vec::new();
+            return SignalResults::new();
         }
         let handlers = self.handlers.borrow().clone();
         handlers

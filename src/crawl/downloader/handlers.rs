@@ -122,15 +122,16 @@ impl DownloadHandler for HttpHandler {
         };
         let mut http = http;
         // Only a crawl that listens to the streaming signals pays for them.
-        let stopped: Rc<std::cell::Cell<Option<bool>>> = Rc::default();
+        let mut stopped: Option<Rc<std::cell::Cell<Option<bool>>>> = None;
         if let Some(c) = self.crawler.upgrade()
             && (c.signals.has_receivers(Signal::HeadersReceived)
                 || c.signals.has_receivers(Signal::BytesReceived))
         {
+            let flag = stopped.insert(Rc::default()).clone();
             http.observer = Some(Observer(Rc::new(SignalObserver {
                 crawler: self.crawler.clone(),
                 request: request.clone(),
-                stopped: stopped.clone(),
+                stopped: flag,
             })));
         }
         let request = request.clone();
@@ -156,7 +157,7 @@ impl DownloadHandler for HttpHandler {
                 protocol: Some(r.protocol),
             }
             .build();
-            match stopped.get() {
+            match stopped.and_then(|s| s.get()) {
                 // Scrapy: `StopDownload(fail=True)` sends the truncated response to the
                 // errback, inside the exception.
                 Some(true) => Err(Failure::new(StopDownload {
