@@ -1,7 +1,8 @@
 //! The downloader as Scrapy 2.19 runs it: `CONCURRENT_REQUESTS_PER_IP` slots keyed by
 //! address, the downloader-aware queue's tie-breaking (recorded from Scrapy's
 //! `_next_slot`), `DOWNLOAD_DELAY_JITTER` and the `DOWNLOAD_SLOTS` `jitter` key, and
-//! `CONCURRENT_REQUESTS = 0` (no global limit).
+//! `CONCURRENT_REQUESTS = 0` (no global limit), and the meta keys a downloader
+//! middleware's `process_response` sees (recorded from a real Scrapy crawl).
 
 mod util;
 
@@ -238,4 +239,115 @@ fn retry_after_is_capped_by_retry_after_max_and_understands_http_dates() {
         (4.9..6.0).contains(&started[1].0),
         "until the date: {started:?}"
     );
+}
+
+/// (page key, sorted meta keys) as recorded.
+type KeysSeen = Rc<std::cell::RefCell<Vec<(String, Vec<String>)>>>;
+
+/// Records the sorted meta keys of the request each `process_response` gets.
+struct MetaKeys(KeysSeen);
+
+impl trawl::crawl::downloader::middleware::DownloaderMiddleware for MetaKeys {
+    fn process_response(
+        &self,
+        request: &Request,
+        response: trawl::crawl::Response,
+    ) -> Result<trawl::crawl::downloader::middleware::ResponseOutcome, trawl::defer::Failure> {
+        let mut keys: Vec<String> = request.meta().iter().map(|(k, _)| k.to_owned()).collect();
+        keys.sort();
+        self.0.borrow_mut().push((page_key(request.url()), keys));
+        Ok(trawl::crawl::downloader::middleware::ResponseOutcome::Response(response))
+    }
+}
+
+/// The recording's page key: the URL after `scheme://host:port/`.
+fn page_key(url: &url::Url) -> String {
+    url.as_str().splitn(4, '/').nth(3).unwrap_or("").to_owned()
+}
+
+#[test]
+fn process_response_sees_the_downloaders_meta_as_scrapy_does() {
+    // Scrapy's process_response gets the request the downloader (`download_slot`) and
+    // the handler (`download_latency`) wrote to: recorded from a real crawl.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/middlewares/response_meta.json"
+    );
+    let text = std::fs::read_to_string(path).expect("tests/data/middlewares/response_meta.json");
+    let recorded: Value = serde_json::from_str(&text).expect("json");
+    let order = recorded["middleware_order"].as_i64().expect("order");
+    let server = trawl::testing::FixtureServer::start(trawl::testing::FixtureOptions::default())
+        .expect("fixture server");
+    let seen = KeysSeen::default();
+    let callback_keys = KeysSeen::default();
+    let base = server.url("");
+    let next = format!("{base}/status/200?next=1");
+    let ck = callback_keys.clone();
+    let spider = util::live::LiveSpider::new(vec![util::live::get(&format!("{base}/status/200"))])
+        .follow(move |response| {
+            let mut keys: Vec<String> = response.meta().iter().map(|(k, _)| k.to_owned()).collect();
+            keys.sort();
+            ck.borrow_mut().push((page_key(response.url()), keys));
+            if response.url().query().is_none() {
+                vec![trawl::crawl::Output::Request(util::live::get(&next))]
+            } else {
+                Vec::new()
+            }
+        });
+    let recorder = seen.clone();
+    let (_crawler, live) = util::live::crawl_with(
+        spider,
+        &[
+            ("DOWNLOADER_MIDDLEWARES", json!({ "test.MetaKeys": order })),
+            // Scrapy's default, as in the recording.
+            ("ROBOTSTXT_OBEY", json!(false)),
+        ],
+        move |r| {
+            r.register_downloader_middleware("test.MetaKeys", move |_| {
+                Ok(Rc::new(MetaKeys(recorder.clone()))
+                    as Rc<
+                        dyn trawl::crawl::downloader::middleware::DownloaderMiddleware,
+                    >)
+            });
+        },
+    );
+    assert!(
+        live.failures.borrow().is_empty(),
+        "{:?}",
+        live.failures.borrow()
+    );
+    let pages = recorded["pages"].as_object().expect("pages");
+    let as_keys = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .expect("keys")
+            .iter()
+            .map(|k| k.as_str().expect("key").to_owned())
+            .collect()
+    };
+    let seen = seen.borrow();
+    let callback_keys = callback_keys.borrow();
+    assert_eq!(seen.len(), pages.len(), "{seen:?}");
+    for (page, expected) in pages {
+        let got = seen.iter().find(|(p, _)| p == page).map(|(_, k)| k);
+        assert_eq!(
+            got,
+            Some(&as_keys(&expected["process_response_meta_keys"])),
+            "process_response of {page}"
+        );
+        // The callback sees the same request. One deliberate difference (DESIGN.md
+        // §15): Scrapy's DepthMiddleware writes `depth = 0` into a start response's
+        // meta when it first pulls a generator callback's output, before the
+        // callback's body runs; trawl's spider middlewares get `&Response`, so a
+        // response's meta has `depth` only when its request had it.
+        let request_keys = as_keys(&expected["process_response_meta_keys"]);
+        let want: Vec<String> = as_keys(&expected["callback_meta_keys"])
+            .into_iter()
+            .filter(|k| k != "depth" || request_keys.contains(k))
+            .collect();
+        let got = callback_keys
+            .iter()
+            .find(|(p, _)| p == page)
+            .map(|(_, k)| k);
+        assert_eq!(got, Some(&want), "callback of {page}");
+    }
 }

@@ -195,7 +195,14 @@ impl DownloaderMiddlewareManager {
         let _chain: Deferred<()> = d.then(move |r| {
             let n = me.middlewares.len();
             match r {
-                Ok(response) => me.response_step(request, response, n, out),
+                // Scrapy's middlewares get the one request object the downloader
+                // (`download_slot`) and the handler (`download_latency`) wrote to:
+                // here that is the response's copy.
+                Ok(response) => {
+                    drop(request);
+                    let request = response.request().clone();
+                    me.response_step(request, response, n, out)
+                }
                 Err(f) => me.exception_step(request, f, n, out),
             }
             Ok(())
