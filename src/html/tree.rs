@@ -577,6 +577,37 @@ fn preprocess(html: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// The tree builder: feed it tokens, it drives a [`TreeSink`].
+/// The builder's working sets — the open-element stack, the topmost stack index per
+/// key, the class stacks — lent to the next parse on this thread when a parse ends: a
+/// crawl parses page after page, and each parse allocated and grew them again (about
+/// five allocations a page). Each holds at most [`MAX_DEPTH`] entries (the stack's
+/// bound), so a kept set is a few KiB at most.
+#[derive(Default)]
+struct Scratch {
+    stack: Vec<Open>,
+    top_of: FxHashMap<u64, u32>,
+    classes: [Vec<u32>; 7],
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Vec<Scratch>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Scratch sets kept per thread.
+const SCRATCH_SETS: usize = 2;
+
+impl Scratch {
+    /// Gives the sets back for the next parse, emptied.
+    fn recycle(mut self) {
+        self.stack.clear();
+        self.top_of.clear();
+        for c in &mut self.classes {
+            c.clear();
+        }
+        crate::util::pool_give(&SCRATCH, self, SCRATCH_SETS);
+    }
+}
+
 pub(crate) struct TreeBuilder<S> {
     pub(crate) sink: S,
     stack: Vec<Open>,
@@ -600,11 +631,17 @@ pub(crate) struct TreeBuilder<S> {
 
 impl<S: TreeSink> TreeBuilder<S> {
     pub(crate) fn new(sink: S) -> Self {
+        let Scratch {
+            mut stack,
+            top_of,
+            classes,
+        } = crate::util::pool_take(&SCRATCH);
+        stack.reserve(32);
         Self {
             sink,
-            stack: Vec::with_capacity(32),
-            top_of: FxHashMap::default(),
-            classes: Default::default(),
+            stack,
+            top_of,
+            classes,
             inserted: 0,
             body_ended: false,
             html_ended: false,
@@ -646,6 +683,12 @@ impl<S: TreeSink> TreeBuilder<S> {
         }
         self.stats.dropped_attributes = tokenizer.dropped_attributes;
         self.stats.steps += self.sink.steps() + tokenizer.examined();
+        Scratch {
+            stack: self.stack,
+            top_of: self.top_of,
+            classes: self.classes,
+        }
+        .recycle();
         (self.sink, self.stats)
     }
 
@@ -862,5 +905,44 @@ impl<S: TreeSink> TreeBuilder<S> {
             return;
         }
         self.sink.text(self.current(), text, decode);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::html::Document;
+
+    fn kept() -> usize {
+        SCRATCH.with(|s| s.borrow().len())
+    }
+
+    #[test]
+    fn a_parse_lends_its_working_sets_to_the_next_and_bounds_them() {
+        SCRATCH.with(|s| s.borrow_mut().clear());
+        let pages = [
+            "<ul><li>a<li>b</ul><table><tr><td>x<td>y</table><p>one<p>two",
+            "<div><span><b>deep</b></span></div><select><option>o</select>",
+        ];
+        let html = |d: Document| d.root_element().map(|e| e.html()).unwrap_or_default();
+        let fresh: Vec<String> = pages.iter().map(|p| html(Document::parse(p))).collect();
+        assert_eq!(kept(), 1, "the sets went back after each parse");
+        // Parsed again on the reused sets, page after page: the same trees.
+        for _ in 0..3 {
+            for (page, want) in pages.iter().zip(&fresh) {
+                assert_eq!(&html(Document::parse(page)), want);
+                assert_eq!(kept(), 1);
+            }
+        }
+        // After a page at the depth limit, the sets it grew are kept (bounded by
+        // MAX_DEPTH) and the next page parses as on fresh ones.
+        let deep = "<div>".repeat(MAX_DEPTH + 100);
+        let _ = Document::parse(&deep);
+        assert_eq!(kept(), 1);
+        SCRATCH.with(|s| {
+            let s = s.borrow();
+            assert!(s.iter().all(|x| x.stack.capacity() <= 2 * MAX_DEPTH));
+        });
+        assert_eq!(html(Document::parse(pages[0])), fresh[0]);
     }
 }
