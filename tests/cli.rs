@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,32 +20,12 @@ fn run(args: &[&str]) -> Output {
     trawl().args(args).output().expect("trawl runs")
 }
 
-/// A file's path in a directory of its own, removed when the test passes.
-struct TmpFile {
-    path: PathBuf,
-    _dir: TempDir,
-}
-
-impl std::ops::Deref for TmpFile {
-    type Target = Path;
-
-    fn deref(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl AsRef<Path> for TmpFile {
-    fn as_ref(&self) -> &Path {
-        &self.path
-    }
-}
-
-fn tmp(name: &str) -> TmpFile {
+/// A file's path in a directory of its own; the directory (the first half) is removed
+/// when the test passes.
+fn tmp(name: &str) -> (TempDir, PathBuf) {
     let dir = TempDir::new("cli").expect("temp dir");
-    TmpFile {
-        path: dir.join(name),
-        _dir: dir,
-    }
+    let path = dir.join(name);
+    (dir, path)
 }
 
 fn server(pages: usize) -> FixtureServer {
@@ -71,7 +51,7 @@ fn canonical_paths(urls: impl IntoIterator<Item = String>, base: &str) -> BTreeS
 #[test]
 fn crawl_writes_one_record_per_page_of_the_site() {
     let srv = server(60);
-    let out = tmp("pages.jl");
+    let (_out_dir, out) = tmp("pages.jl");
     let o = run(&[
         "crawl",
         &srv.url("/index.html"),
@@ -120,7 +100,7 @@ fn feed_formats_parse_back_and_settings_override() {
         ("out.csv", "csv"),
         ("out.data:jsonlines", "jl"),
     ] {
-        let out = tmp(name.split(':').next().unwrap_or(name));
+        let (_out_dir, out) = tmp(name.split(':').next().unwrap_or(name));
         let spec = format!(
             "{}{}",
             out.display(),
@@ -278,7 +258,7 @@ fn sigint(pid: u32) {
 #[test]
 fn ctrl_c_leaves_a_valid_feed_and_the_stats() {
     let srv = server(100_000);
-    let out = tmp("interrupted.json");
+    let (_out_dir, out) = tmp("interrupted.json");
     let mut child = trawl()
         .args([
             "crawl",
@@ -440,7 +420,7 @@ fn an_unknown_setting_is_warned_about_once_with_a_suggestion() {
 fn a_forced_stop_keeps_the_scraped_items_in_a_valid_feed() {
     // Items still in the feed's write buffer were lost on the second Ctrl+C (0 bytes).
     let srv = server(100_000);
-    let out = tmp("forced.json");
+    let (_out_dir, out) = tmp("forced.json");
     let mut child = trawl()
         .args([
             "crawl",
@@ -505,10 +485,10 @@ fn running_out_of_file_descriptors_is_backpressure_not_lost_requests() {
             .output()
             .expect("sh runs")
     };
-    let normal = tmp("fds-normal.jl");
+    let (_normal_dir, normal) = tmp("fds-normal.jl");
     let o = run_with(None, &normal);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let limited = tmp("fds-limited.jl");
+    let (_limited_dir, limited) = tmp("fds-limited.jl");
     let o = run_with(Some(48), &limited);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
