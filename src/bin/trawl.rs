@@ -4,9 +4,9 @@
 //! offer — raising the open-files soft limit to the hard limit at start, as many servers
 //! do, so that a thousand concurrent connections do not hit EMFILE — lives here.
 
-// mimalloc is the global allocator (the default feature `mimalloc`; DESIGN.md §14c:
-// 7–13% less CPU per page, ~3.5 MB more resident memory); `--no-default-features`
-// builds on the system allocator.
+// mimalloc is the global allocator (the default feature `mimalloc`, built with
+// `no_thp`; DESIGN.md §14c: 3–12% less CPU per page, the same resident memory);
+// `--no-default-features` builds on the system allocator.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
