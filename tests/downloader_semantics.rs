@@ -258,6 +258,20 @@ impl trawl::crawl::downloader::middleware::DownloaderMiddleware for MetaKeys {
         self.0.borrow_mut().push((page_key(request.url()), keys));
         Ok(trawl::crawl::downloader::middleware::ResponseOutcome::Response(response))
     }
+
+    fn process_exception(
+        &self,
+        request: &Request,
+        _failure: &trawl::defer::Failure,
+    ) -> Result<trawl::crawl::downloader::middleware::ExceptionOutcome, trawl::defer::Failure> {
+        // The refused request's first failure only (retries add `retry_times`).
+        if !self.0.borrow().iter().any(|(p, _)| p == "refused") {
+            let mut keys: Vec<String> = request.meta().iter().map(|(k, _)| k.to_owned()).collect();
+            keys.sort();
+            self.0.borrow_mut().push(("refused".to_owned(), keys));
+        }
+        Ok(trawl::crawl::downloader::middleware::ExceptionOutcome::Continue)
+    }
 }
 
 /// The recording's page key: the URL after `scheme://host:port/`.
@@ -266,7 +280,7 @@ fn page_key(url: &url::Url) -> String {
 }
 
 #[test]
-fn process_response_sees_the_downloaders_meta_as_scrapy_does() {
+fn process_response_and_process_exception_see_the_downloaders_meta_as_scrapy_does() {
     // Scrapy's process_response gets the request the downloader (`download_slot`) and
     // the handler (`download_latency`) wrote to: recorded from a real crawl.
     let path = concat!(
@@ -283,17 +297,24 @@ fn process_response_sees_the_downloaders_meta_as_scrapy_does() {
     let base = server.url("");
     let next = format!("{base}/status/200?next=1");
     let ck = callback_keys.clone();
-    let spider = util::live::LiveSpider::new(vec![util::live::get(&format!("{base}/status/200"))])
-        .follow(move |response| {
-            let mut keys: Vec<String> = response.meta().iter().map(|(k, _)| k.to_owned()).collect();
-            keys.sort();
-            ck.borrow_mut().push((page_key(response.url()), keys));
-            if response.url().query().is_none() {
-                vec![trawl::crawl::Output::Request(util::live::get(&next))]
-            } else {
-                Vec::new()
-            }
-        });
+    // A port nothing listens on: bound, then closed.
+    let refused = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port");
+    let spider = util::live::LiveSpider::new(vec![
+        util::live::get(&format!("{base}/status/200")),
+        util::live::get(&format!("http://{refused}/refused")),
+    ])
+    .follow(move |response| {
+        let mut keys: Vec<String> = response.meta().iter().map(|(k, _)| k.to_owned()).collect();
+        keys.sort();
+        ck.borrow_mut().push((page_key(response.url()), keys));
+        if response.url().query().is_none() {
+            vec![trawl::crawl::Output::Request(util::live::get(&next))]
+        } else {
+            Vec::new()
+        }
+    });
     let recorder = seen.clone();
     let (_crawler, live) = util::live::crawl_with(
         spider,
@@ -311,10 +332,10 @@ fn process_response_sees_the_downloaders_meta_as_scrapy_does() {
             });
         },
     );
+    let failures = live.failures.borrow();
     assert!(
-        live.failures.borrow().is_empty(),
-        "{:?}",
-        live.failures.borrow()
+        failures.len() == 1 && failures[0].0.ends_with("/refused"),
+        "{failures:?}"
     );
     let pages = recorded["pages"].as_object().expect("pages");
     let as_keys = |v: &Value| -> Vec<String> {
@@ -327,7 +348,15 @@ fn process_response_sees_the_downloaders_meta_as_scrapy_does() {
     let seen = seen.borrow();
     let callback_keys = callback_keys.borrow();
     assert_eq!(seen.len(), pages.len(), "{seen:?}");
-    for (page, expected) in pages {
+    // `process_exception` of a refused download: the downloader's `download_slot` is
+    // on the request, as on Scrapy's one object.
+    let got = seen.iter().find(|(p, _)| p == "refused").map(|(_, k)| k);
+    assert_eq!(
+        got,
+        Some(&as_keys(&pages["refused"]["process_exception_meta_keys"])),
+        "process_exception of the refused request"
+    );
+    for (page, expected) in pages.iter().filter(|(p, _)| *p != "refused") {
         let got = seen.iter().find(|(p, _)| p == page).map(|(_, k)| k);
         assert_eq!(
             got,

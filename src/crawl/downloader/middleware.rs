@@ -100,8 +100,11 @@ pub enum DownloadOutput {
     Request(Request),
 }
 
-/// The function that really downloads (the downloader's slot queue).
-pub type DownloadFn = Rc<dyn Fn(Request) -> Deferred<Response>>;
+/// The function that really downloads (the downloader's slot queue). It gets the
+/// middleware manager's own request, and writes to it what Scrapy's downloader writes
+/// to its one request object before the transfer (`download_slot`), so that
+/// `process_exception` sees it too.
+pub type DownloadFn = Rc<dyn Fn(&mut Request) -> Deferred<Response>>;
 
 /// Runs requests through the middlewares around a download function.
 pub struct DownloaderMiddlewareManager {
@@ -191,7 +194,7 @@ impl DownloaderMiddlewareManager {
             }
         }
         let me = self.clone();
-        let d = download(request.clone());
+        let d = download(&mut request);
         let _chain: Deferred<()> = d.then(move |r| {
             let n = me.middlewares.len();
             match r {

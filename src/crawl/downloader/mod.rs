@@ -446,7 +446,7 @@ impl Downloader {
     pub fn fetch(&self, request: Request) -> Deferred<DownloadOutput> {
         self.active.set(self.active.get() + 1);
         let me = self.me.clone();
-        let download: DownloadFn = Rc::new(move |r: Request| match me.upgrade() {
+        let download: DownloadFn = Rc::new(move |r: &mut Request| match me.upgrade() {
             Some(d) => d.enqueue(r),
             None => crate::defer::fail(Failure::msg("the downloader is gone")),
         });
@@ -461,8 +461,10 @@ impl Downloader {
         d
     }
 
-    fn enqueue(&self, mut request: Request) -> Deferred<Response> {
-        let (key, slot) = self.get_slot(&mut request);
+    /// Scrapy's `_enqueue_request`: `download_slot` is written to the caller's request
+    /// (the middleware manager's), a copy goes into the slot's queue.
+    fn enqueue(&self, request: &mut Request) -> Deferred<Response> {
+        let (key, slot) = self.get_slot(request);
         slot.active.set(slot.active.get() + 1);
         self.activity.add(&key, 1);
         if let Some(c) = self.crawler()
@@ -470,11 +472,13 @@ impl Downloader {
         {
             c.signals.send_catch_log(
                 Signal::RequestReachedDownloader,
-                SignalArgs::Request { request: &request },
+                SignalArgs::Request { request },
             );
         }
         let d = Deferred::new();
-        slot.queue.borrow_mut().push_back((request, d.clone()));
+        slot.queue
+            .borrow_mut()
+            .push_back((request.clone(), d.clone()));
         let me = self.me.clone();
         let s = slot.clone();
         d.add_both(move |r| {

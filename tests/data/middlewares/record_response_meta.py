@@ -8,10 +8,11 @@ Usage (from the repository root; needs Scrapy 2.19 installed in that Python):
 Writes ``response_meta.json`` next to this script. A real Scrapy crawl (default
 settings, ``ROBOTSTXT_OBEY`` off as in Scrapy's defaults) against a local HTTP server
 on 127.0.0.1 fetches ``/status/200`` (a start request) and, from its callback,
-``/status/200?next=1``. A downloader middleware at order 950 (the closest to the
+``/status/200?next=1``, and a start request to a port nothing listens on. A downloader middleware at order 950 (the closest to the
 downloader of the stock ones) records, in ``process_response``:
 
-the sorted keys of ``request.meta`` (in Scrapy the request every middleware sees is
+the sorted keys of ``request.meta`` — and, in ``process_exception``, those of the refused
+request's first failure (in Scrapy the request every middleware sees is
 the one object the downloader and the handler wrote to: ``download_slot`` and
 ``download_latency`` are on it).
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import json
 import platform
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -49,6 +51,12 @@ class Handler(BaseHTTPRequestHandler):
 
 
 class RecordingMiddleware:
+    def process_exception(self, request, exception, spider):
+        # The first failure of the refused request only (retries add retry_times).
+        SEEN.setdefault("refused", {}).setdefault(
+            "process_exception_meta_keys", sorted(request.meta)
+        )
+
     def process_response(self, request, response, spider):
         key = request.url.split("/", 3)[3]
         SEEN.setdefault(key, {})["process_response_meta_keys"] = sorted(request.meta)
@@ -58,12 +66,17 @@ class RecordingMiddleware:
 class MetaSpider(scrapy.Spider):
     name = "meta"
 
-    def __init__(self, base, **kw):
+    def __init__(self, base, refused, **kw):
         super().__init__(**kw)
         self.base = base
+        self.refused = refused
 
     async def start(self):
         yield scrapy.Request(f"{self.base}/status/200")
+        yield scrapy.Request(self.refused, errback=self.failed)
+
+    def failed(self, failure):
+        pass
 
     def parse(self, response):
         key = response.url.split("/", 3)[3]
@@ -83,7 +96,12 @@ def main():
             "TELNETCONSOLE_ENABLED": False,
         }
     )
-    process.crawl(MetaSpider, base=base)
+    # A port nothing listens on: bound, then closed.
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    refused = f"http://127.0.0.1:{probe.getsockname()[1]}/refused"
+    probe.close()
+    process.crawl(MetaSpider, base=base, refused=refused)
     process.start()
     server.shutdown()
     OUT.write_text(
