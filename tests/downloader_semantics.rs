@@ -9,10 +9,14 @@ mod util;
 use std::rc::Rc;
 
 use serde_json::{Value, json};
-use trawl::crawl::Request;
+use trawl::crawl::downloader::middleware::{
+    DownloaderMiddleware, ExceptionOutcome, ResponseOutcome,
+};
 use trawl::crawl::downloader::{DOWNLOAD_SLOT, SlotActivity};
 use trawl::crawl::scheduler::RequestQueue;
 use trawl::crawl::scheduler::queues::{DownloaderAwareQueue, memory_queues};
+use trawl::crawl::{Meta, Request, Response};
+use trawl::defer::Failure;
 use util::crawl::{Answer, FnSpider, Harness, harness};
 
 fn step(h: &Harness, secs: f64) {
@@ -244,34 +248,40 @@ fn retry_after_is_capped_by_retry_after_max_and_understands_http_dates() {
 /// (page key, sorted meta keys) as recorded.
 type KeysSeen = Rc<std::cell::RefCell<Vec<(String, Vec<String>)>>>;
 
-/// Records the sorted meta keys of the request each `process_response` gets.
+/// Records the sorted meta keys of the request each `process_response` gets, and of
+/// the refused request's first `process_exception`.
 struct MetaKeys(KeysSeen);
 
-impl trawl::crawl::downloader::middleware::DownloaderMiddleware for MetaKeys {
+impl DownloaderMiddleware for MetaKeys {
     fn process_response(
         &self,
         request: &Request,
-        response: trawl::crawl::Response,
-    ) -> Result<trawl::crawl::downloader::middleware::ResponseOutcome, trawl::defer::Failure> {
-        let mut keys: Vec<String> = request.meta().iter().map(|(k, _)| k.to_owned()).collect();
-        keys.sort();
+        response: Response,
+    ) -> Result<ResponseOutcome, Failure> {
+        let keys = sorted_keys(request.meta());
         self.0.borrow_mut().push((page_key(request.url()), keys));
-        Ok(trawl::crawl::downloader::middleware::ResponseOutcome::Response(response))
+        Ok(ResponseOutcome::Response(response))
     }
 
     fn process_exception(
         &self,
         request: &Request,
-        _failure: &trawl::defer::Failure,
-    ) -> Result<trawl::crawl::downloader::middleware::ExceptionOutcome, trawl::defer::Failure> {
+        _failure: &Failure,
+    ) -> Result<ExceptionOutcome, Failure> {
         // The refused request's first failure only (retries add `retry_times`).
         if !self.0.borrow().iter().any(|(p, _)| p == "refused") {
-            let mut keys: Vec<String> = request.meta().iter().map(|(k, _)| k.to_owned()).collect();
-            keys.sort();
+            let keys = sorted_keys(request.meta());
             self.0.borrow_mut().push(("refused".to_owned(), keys));
         }
-        Ok(trawl::crawl::downloader::middleware::ExceptionOutcome::Continue)
+        Ok(ExceptionOutcome::Continue)
     }
+}
+
+/// A meta's keys, sorted (as the recording lists them).
+fn sorted_keys(meta: &Meta) -> Vec<String> {
+    let mut keys: Vec<String> = meta.iter().map(|(k, _)| k.to_owned()).collect();
+    keys.sort();
+    keys
 }
 
 /// The recording's page key: the URL after `scheme://host:port/`.
@@ -306,8 +316,7 @@ fn process_response_and_process_exception_see_the_downloaders_meta_as_scrapy_doe
         util::live::get(&format!("http://{refused}/refused")),
     ])
     .follow(move |response| {
-        let mut keys: Vec<String> = response.meta().iter().map(|(k, _)| k.to_owned()).collect();
-        keys.sort();
+        let keys = sorted_keys(response.meta());
         ck.borrow_mut().push((page_key(response.url()), keys));
         if response.url().query().is_none() {
             vec![trawl::crawl::Output::Request(util::live::get(&next))]
@@ -325,10 +334,7 @@ fn process_response_and_process_exception_see_the_downloaders_meta_as_scrapy_doe
         ],
         move |r| {
             r.register_downloader_middleware("test.MetaKeys", move |_| {
-                Ok(Rc::new(MetaKeys(recorder.clone()))
-                    as Rc<
-                        dyn trawl::crawl::downloader::middleware::DownloaderMiddleware,
-                    >)
+                Ok(Rc::new(MetaKeys(recorder.clone())) as Rc<dyn DownloaderMiddleware>)
             });
         },
     );
