@@ -51,11 +51,9 @@ impl DomSink {
     }
 
     /// Appends `s` with its character references decoded straight into the text
-    /// buffer (no intermediate string).
+    /// buffer (no intermediate string); for text the tokenizer saw an `&` in (the
+    /// rest is copied as it is).
     fn push_decoded(&mut self, s: &str, in_attribute: bool) -> Span {
-        if memchr::memchr(b'&', s.as_bytes()).is_none() {
-            return self.push_str(s);
-        }
         let start = u32::try_from(self.doc.buf.len()).unwrap_or(u32::MAX);
         self.steps += decode_into(s, in_attribute, &mut self.doc.buf);
         let end = u32::try_from(self.doc.buf.len()).unwrap_or(u32::MAX);
@@ -135,7 +133,7 @@ impl TreeSink for DomSink {
     fn element(&mut self, parent: u32, name: &str, k: u64, attrs: Attrs<'_>) -> u32 {
         let name_span = self.push_str(name);
         let first = self.doc.attrs.len();
-        for (raw_name, raw_value, valued) in attrs.iter_valued() {
+        for (raw_name, raw_value, valued, refs) in attrs.iter_valued() {
             let name = lower(raw_name);
             let nk = super::dom::name_key(&name);
             if self.duplicate(first, &name, nk) {
@@ -146,8 +144,10 @@ impl TreeSink for DomSink {
             // name as value (`<input checked>`: `@checked` is "checked").
             let value = if !valued && is_boolean_attr(&name) {
                 name_span
-            } else {
+            } else if refs {
                 self.push_decoded(raw_value, true)
+            } else {
+                self.push_str(raw_value)
             };
             let name = name_span;
             self.doc.attrs.push(Attr {
@@ -172,6 +172,7 @@ impl TreeSink for DomSink {
             return;
         }
         let span = if decode {
+            // The tokenizer found an `&` in it (else `decode` is false).
             self.push_decoded(text, false)
         } else {
             self.push_str(text)

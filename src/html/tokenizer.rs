@@ -28,6 +28,8 @@ pub(crate) const NO_VALUE: (usize, usize) = (usize::MAX, usize::MAX);
 struct RawAttr {
     pub(crate) name: (usize, usize),
     pub(crate) value: (usize, usize),
+    /// The value holds an `&` (found by the scan for its end).
+    pub(crate) refs: bool,
 }
 
 /// The attributes of a start tag: raw names (as written) and raw values (references
@@ -45,19 +47,21 @@ impl<'a> Attrs<'a> {
         list: &[],
     };
 
-    /// `(name, value)` pairs as written.
-    /// Each attribute's raw name and value, and whether it was written with a value.
-    pub(crate) fn iter_valued(&self) -> impl Iterator<Item = (&'a str, &'a str, bool)> + 'a {
+    /// Each attribute's raw name and value, whether it was written with a value, and
+    /// whether the value holds an `&` (a character reference to decode, perhaps).
+    pub(crate) fn iter_valued(&self) -> impl Iterator<Item = (&'a str, &'a str, bool, bool)> + 'a {
         let source = self.source;
         self.list.iter().map(move |a| {
             (
                 source.get(a.name.0..a.name.1).unwrap_or(""),
                 source.get(a.value.0..a.value.1).unwrap_or(""),
                 a.value != NO_VALUE,
+                a.refs,
             )
         })
     }
 
+    /// `(name, value)` pairs as written.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
         let source = self.source;
         self.list.iter().map(move |a| {
@@ -73,8 +77,13 @@ impl<'a> Attrs<'a> {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Token<'a> {
     /// Character data. `decode`: character references apply (data and RCDATA), not
-    /// in raw text (`<script>`, `<style>`...).
-    Text { text: &'a str, decode: bool },
+    /// in raw text (`<script>`, `<style>`...); `refs`: the text holds an `&` (found
+    /// by the same scan that found its end: without one, decoding is a copy).
+    Text {
+        text: &'a str,
+        decode: bool,
+        refs: bool,
+    },
     /// A start tag; its attributes are [`Tokenizer::attrs`].
     StartTag {
         name: Cow<'a, str>,
@@ -118,8 +127,38 @@ pub(crate) fn is_rcdata(name: &str) -> bool {
 
 /// The HTML5 tokenizer's whitespace.
 fn is_ws(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+    CLASS[usize::from(b)] & WS != 0
 }
+
+/// [`CLASS`] bits: whitespace, and the bytes that end a tag name (with whitespace),
+/// an attribute name (with `=` too) and an unquoted value (whitespace and `>`).
+const WS: u8 = 1;
+const SLASH: u8 = 2;
+const GT: u8 = 4;
+const EQ: u8 = 8;
+const AMP: u8 = 16;
+const UPPER: u8 = 32;
+
+/// Each byte's classes: one table load instead of a chain of comparisons in the
+/// per-byte loops of tag and attribute scanning.
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b' ' as usize] = WS;
+    t[b'\t' as usize] = WS;
+    t[b'\n' as usize] = WS;
+    t[b'\r' as usize] = WS;
+    t[0x0c] = WS;
+    t[b'/' as usize] = SLASH;
+    t[b'>' as usize] = GT;
+    t[b'=' as usize] = EQ;
+    t[b'&' as usize] = AMP;
+    let mut c = b'A';
+    while c <= b'Z' {
+        t[c as usize] = UPPER;
+        c += 1;
+    }
+    t
+};
 
 use memchr::memchr;
 
@@ -202,21 +241,27 @@ impl<'a> Tokenizer<'a> {
                 return Some(Token::Text {
                     text: &self.html[start..end],
                     decode: content == Content::RcData,
+                    refs: content == Content::RcData
+                        && self
+                            .examined
+                            .memchr(b'&', &self.html.as_bytes()[start..end])
+                            .is_some(),
                 });
             }
         }
         let bytes = self.html.as_bytes();
         let mut text_start = self.pos;
         let mut at = self.pos;
+        let mut refs = false;
         loop {
-            let Some(i) = self.examined.memchr(b'<', &bytes[at..]) else {
+            let Some(lt) = self.find_lt(at, &mut refs) else {
                 self.pos = bytes.len();
                 return (text_start < bytes.len()).then(|| Token::Text {
                     text: &self.html[text_start..],
                     decode: true,
+                    refs,
                 });
             };
-            let lt = at + i;
             if !self.starts_markup(lt) {
                 // A '<' that starts nothing is text.
                 at = lt + 1;
@@ -228,6 +273,7 @@ impl<'a> Tokenizer<'a> {
                 return Some(Token::Text {
                     text: &self.html[text_start..lt],
                     decode: true,
+                    refs,
                 });
             }
             if let Some(token) = self.markup(lt) {
@@ -240,7 +286,30 @@ impl<'a> Tokenizer<'a> {
             }
             text_start = self.pos;
             at = self.pos;
+            refs = false;
         }
+    }
+
+    /// The next `<` at or after `from`; sets `refs` when an `&` comes before it. One
+    /// scan for both until the first `&`, then for `<` alone: each byte is looked at
+    /// once, twice at most.
+    fn find_lt(&self, from: usize, refs: &mut bool) -> Option<usize> {
+        let bytes = self.html.as_bytes();
+        let mut from = from;
+        if !*refs {
+            let rest = &bytes[from..];
+            let Some(i) = memchr::memchr2(b'<', b'&', rest) else {
+                self.examined.add(rest.len());
+                return None;
+            };
+            self.examined.add(i + 1);
+            if rest[i] == b'<' {
+                return Some(from + i);
+            }
+            *refs = true;
+            from += i + 1;
+        }
+        self.examined.memchr(b'<', &bytes[from..]).map(|i| from + i)
     }
 
     /// Whether the `<` at `lt` starts a tag, an end tag, a comment or a bogus comment.
@@ -295,9 +364,9 @@ impl<'a> Tokenizer<'a> {
                 return None;
             }
         }
-        let name_end = tag_name_end(bytes, lt + 2);
+        let (name_end, upper) = tag_name_end(bytes, lt + 2);
         self.examined.add(name_end - lt);
-        let name = lower(&self.html[lt + 2..name_end]);
+        let name = lower_if(&self.html[lt + 2..name_end], upper);
         // An end tag's attributes are tokenized (a quoted '>' does not end it) and
         // dropped.
         let (end, _, complete) = self.scan_attributes(name_end, false);
@@ -311,9 +380,9 @@ impl<'a> Tokenizer<'a> {
 
     fn start_tag(&mut self, lt: usize) -> Option<Token<'a>> {
         let bytes = self.html.as_bytes();
-        let name_end = tag_name_end(bytes, lt + 1);
+        let (name_end, upper) = tag_name_end(bytes, lt + 1);
         self.examined.add(name_end - lt);
-        let name = lower(&self.html[lt + 1..name_end]);
+        let name = lower_if(&self.html[lt + 1..name_end], upper);
         let (end, self_closing, complete) = self.scan_attributes(name_end, true);
         self.pos = end;
         if !complete {
@@ -472,7 +541,7 @@ impl<'a> Tokenizer<'a> {
         }
         loop {
             let mut slash = false;
-            while pos < bytes.len() && (is_ws(bytes[pos]) || bytes[pos] == b'/') {
+            while pos < bytes.len() && CLASS[usize::from(bytes[pos])] & (WS | SLASH) != 0 {
                 slash = bytes[pos] == b'/';
                 pos += 1;
             }
@@ -486,9 +555,7 @@ impl<'a> Tokenizer<'a> {
             // character belongs to it).
             let start = pos;
             pos += 1;
-            while pos < bytes.len()
-                && !is_ws(bytes[pos])
-                && !matches!(bytes[pos], b'/' | b'>' | b'=')
+            while pos < bytes.len() && CLASS[usize::from(bytes[pos])] & (WS | SLASH | GT | EQ) == 0
             {
                 pos += 1;
             }
@@ -497,6 +564,7 @@ impl<'a> Tokenizer<'a> {
             while after < bytes.len() && is_ws(bytes[after]) {
                 after += 1;
             }
+            let mut refs = false;
             let value = if bytes.get(after) == Some(&b'=') {
                 pos = after + 1;
                 while pos < bytes.len() && is_ws(bytes[pos]) {
@@ -505,15 +573,32 @@ impl<'a> Tokenizer<'a> {
                 match bytes.get(pos) {
                     Some(&q @ (b'"' | b'\'')) => {
                         let vstart = pos + 1;
-                        let vend = memchr(q, &bytes[vstart..]).map_or(bytes.len(), |e| vstart + e);
+                        // The closing quote, noting an `&` on the way (one scan for
+                        // both up to the first `&`, then for the quote alone).
+                        let vend = match memchr::memchr2(q, b'&', &bytes[vstart..]) {
+                            Some(e) if bytes[vstart + e] == b'&' => {
+                                refs = true;
+                                let from = vstart + e + 1;
+                                memchr(q, &bytes[from..]).map_or(bytes.len(), |e| from + e)
+                            }
+                            Some(e) => vstart + e,
+                            None => bytes.len(),
+                        };
                         pos = (vend + 1).min(bytes.len());
                         (vstart, vend)
                     }
                     _ => {
                         let vstart = pos;
-                        while pos < bytes.len() && !is_ws(bytes[pos]) && bytes[pos] != b'>' {
+                        let mut seen = 0;
+                        while pos < bytes.len() {
+                            let class = CLASS[usize::from(bytes[pos])];
+                            if class & (WS | GT) != 0 {
+                                break;
+                            }
+                            seen |= class;
                             pos += 1;
                         }
+                        refs = seen & AMP != 0;
                         (vstart, pos)
                     }
                 }
@@ -522,7 +607,7 @@ impl<'a> Tokenizer<'a> {
             };
             if keep {
                 if self.attrs.len() < MAX_ATTRIBUTES {
-                    self.attrs.push(RawAttr { name, value });
+                    self.attrs.push(RawAttr { name, value, refs });
                 } else {
                     self.dropped_attributes += 1;
                 }
@@ -531,13 +616,29 @@ impl<'a> Tokenizer<'a> {
     }
 }
 
-/// The end of a tag name starting at `from`: whitespace, `/` or `>` ends it.
-fn tag_name_end(bytes: &[u8], from: usize) -> usize {
+/// The end of a tag name starting at `from` (whitespace, `/` or `>` ends it), and
+/// whether the name has an upper-case ASCII letter.
+fn tag_name_end(bytes: &[u8], from: usize) -> (usize, bool) {
     let mut i = from;
-    while i < bytes.len() && !is_ws(bytes[i]) && !matches!(bytes[i], b'/' | b'>') {
+    let mut seen = 0;
+    while i < bytes.len() {
+        let class = CLASS[usize::from(bytes[i])];
+        if class & (WS | SLASH | GT) != 0 {
+            break;
+        }
+        seen |= class;
         i += 1;
     }
-    i
+    (i, seen & UPPER != 0)
+}
+
+/// `name` lower-cased when `upper` says it has an upper-case letter, else borrowed.
+fn lower_if(name: &str, upper: bool) -> Cow<'_, str> {
+    if upper {
+        Cow::Owned(name.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(name)
+    }
 }
 
 #[cfg(test)]
@@ -550,7 +651,9 @@ mod tests {
         let mut out = Vec::new();
         while let Some(tok) = t.next_token() {
             out.push(match tok {
-                Token::Text { text, decode } => {
+                Token::Text { text, decode, refs } => {
+                    // `refs` is exactly "decoded text holding an `&`".
+                    assert_eq!(refs, decode && text.contains('&'), "{text:?}");
                     format!("{}:{text}", if decode { "T" } else { "t" })
                 }
                 Token::StartTag { name, self_closing } => {
@@ -633,7 +736,8 @@ mod tests {
             t.next_token(),
             Some(Token::Text {
                 text: "after",
-                decode: true
+                decode: true,
+                refs: false
             })
         );
     }

@@ -50,7 +50,8 @@ pub(crate) trait TreeSink {
     /// A new element, child of `parent` (`0` is the document). Returns its handle.
     fn element(&mut self, parent: u32, name: &str, key: u64, attrs: Attrs<'_>) -> u32;
 
-    /// Text, child of `parent`; `decode`: character references apply.
+    /// Text, child of `parent`; `decode`: character references apply (`false` also
+    /// for data text without an `&`, where decoding would copy it as it is).
     fn text(&mut self, parent: u32, text: &str, decode: bool);
 
     /// The element `node` is complete (popped from the open stack).
@@ -658,7 +659,7 @@ impl<S: TreeSink> TreeBuilder<S> {
         while let Some(token) = tokenizer.next_token() {
             self.stats.steps += 1;
             match token {
-                Token::Text { text, decode } => self.text(text, decode),
+                Token::Text { text, decode, refs } => self.text(text, decode, refs),
                 Token::StartTag { name, self_closing } => {
                     self.start_tag(&name, self_closing, tokenizer.attrs());
                 }
@@ -865,7 +866,9 @@ impl<S: TreeSink> TreeBuilder<S> {
         }
     }
 
-    fn text(&mut self, text: &str, decode: bool) {
+    /// Text; `decode`: data or RCDATA (not raw text); `refs`: it holds an `&` (the
+    /// sink decodes only then).
+    fn text(&mut self, text: &str, decode: bool, refs: bool) {
         if decode && matches!(self.current_key(), 0 | K_HTML | K_HEAD) {
             // libxml2's htmlCharDataSAXCallback: leading whitespace stays where it is;
             // the rest implies a body (closing the head).
@@ -884,7 +887,7 @@ impl<S: TreeSink> TreeBuilder<S> {
                 self.auto_close(key("p"));
             }
             self.check_implied("p", key("p"));
-            self.sink.text(self.current(), rest, true);
+            self.sink.text(self.current(), rest, refs);
             return;
         }
         if self.stack.is_empty() {
@@ -904,7 +907,7 @@ impl<S: TreeSink> TreeBuilder<S> {
             }
             return;
         }
-        self.sink.text(self.current(), text, decode);
+        self.sink.text(self.current(), text, decode && refs);
     }
 }
 
