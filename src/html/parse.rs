@@ -16,7 +16,17 @@ struct DomSink {
     seen: FxHashSet<u64>,
     /// Work done (attribute comparisons, entity lookups).
     steps: u64,
+    /// Tag and attribute names already in the text buffer, by [`name_key`]: a page
+    /// names `div`, `a`, `class` and `href` hundreds of times, and each copy cost a
+    /// buffer append. Direct-mapped; only short names (whose key is the name itself,
+    /// so a key match is a name match) are kept.
+    ///
+    /// [`name_key`]: super::dom::name_key
+    names: [(u64, Span); NAME_SLOTS],
 }
+
+/// Slots of [`DomSink::names`].
+const NAME_SLOTS: usize = 64;
 
 impl DomSink {
     fn new(len: usize) -> Self {
@@ -38,6 +48,25 @@ impl DomSink {
             doc,
             seen: FxHashSet::default(),
             steps: 0,
+            names: [(0, Span::default()); NAME_SLOTS],
+        }
+    }
+
+    /// A span holding `name` (whose key is `k`): the one already in the buffer when a
+    /// short name was seen before, else a new one.
+    fn push_name(&mut self, name: &str, k: u64) -> Span {
+        if name.len() > 8 || name.is_empty() {
+            return self.push_str(name);
+        }
+        // Fibonacci hashing of the key: the top bits pick the slot.
+        let slot = (k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % NAME_SLOTS;
+        match self.names[slot] {
+            (key, span) if key == k => span,
+            _ => {
+                let span = self.push_str(name);
+                self.names[slot] = (k, span);
+                span
+            }
         }
     }
 
@@ -131,7 +160,7 @@ fn is_boolean_attr(name: &str) -> bool {
 
 impl TreeSink for DomSink {
     fn element(&mut self, parent: u32, name: &str, k: u64, attrs: Attrs<'_>) -> u32 {
-        let name_span = self.push_str(name);
+        let name_span = self.push_name(name, k);
         let first = self.doc.attrs.len();
         for (raw_name, raw_value, valued, refs) in attrs.iter_valued() {
             let name = lower(raw_name);
@@ -139,7 +168,7 @@ impl TreeSink for DomSink {
             if self.duplicate(first, &name, nk) {
                 continue;
             }
-            let name_span = self.push_str(&name);
+            let name_span = self.push_name(&name, nk);
             // libxml2 gives its boolean attributes written without a value their own
             // name as value (`<input checked>`: `@checked` is "checked").
             let value = if !valued && is_boolean_attr(&name) {
@@ -300,6 +329,36 @@ mod tests {
         POOL.with(|p| p.borrow_mut().clear());
         drop(Document::parse(&"<p>x</p>".repeat(100_000)));
         assert_eq!(pooled(), 0, "a large page's buffers are freed");
+    }
+
+    /// Names shared through the name cache stay each element's own: 300 distinct
+    /// short names (far more than the cache's slots, so they evict one another), each
+    /// used again later, with long names and attributes between them.
+    #[test]
+    fn reused_names_are_each_elements_own() {
+        let names: Vec<String> = (0..300).map(|i| format!("t{i}")).collect();
+        let mut page = String::new();
+        for round in 0..2 {
+            for (i, n) in names.iter().enumerate() {
+                page.push_str(&format!(
+                    "<{n} a{i}=v{round} data-long-name-{i}=w><blockquote{i} x{i}>.</blockquote{i}></{n}>"
+                ));
+            }
+        }
+        let doc = Document::parse(&page);
+        let mut seen = Vec::new();
+        for e in doc.elements() {
+            let attrs: Vec<String> = e.attrs().map(|(k, v)| format!("{k}={v}")).collect();
+            seen.push(format!("{} {}", e.name(), attrs.join(" ")));
+        }
+        let mut expected = vec!["html ".to_owned(), "body ".to_owned()];
+        for round in 0..2 {
+            for (i, n) in names.iter().enumerate() {
+                expected.push(format!("{n} a{i}=v{round} data-long-name-{i}=w"));
+                expected.push(format!("blockquote{i} x{i}="));
+            }
+        }
+        assert_eq!(seen, expected);
     }
 
     #[test]

@@ -841,14 +841,15 @@ impl<S: TreeSink> TreeBuilder<S> {
             self.html_ended |= k == K_HTML;
             return;
         }
-        let Some(&idx) = self.top_of.get(&k) else {
-            return;
-        };
-        // Well-formed markup closes the current element: nothing above can block it.
-        if idx as usize + 1 == self.stack.len() {
+        // Well-formed markup closes the current element: nothing above can block it
+        // (and the current element is the topmost of its name: no lookup needed).
+        if self.stack.last().is_some_and(|o| o.key == k) {
             self.pop();
             return;
         }
+        let Some(&idx) = self.top_of.get(&k) else {
+            return;
+        };
         let p = priority(class_of(k));
         self.stats.steps += CLASS_PRIORITY.len() as u64;
         let blocked = self
