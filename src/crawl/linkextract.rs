@@ -526,14 +526,25 @@ fn element_links(
         return;
     }
     let nofollow = e.attr("rel").is_some_and(crate::html::rel_has_nofollow);
-    let text = if with_text {
-        let all = e.text_content();
-        budget.take(&all).to_owned()
+    let mut text = if with_text {
+        // Cut to the budget in place (a copy of the allowed part cost a second
+        // string per link).
+        let mut all = e.text_content();
+        let allowed = budget.take(&all).len();
+        all.truncate(allowed);
+        all
     } else {
         String::new()
     };
-    for (_, v) in hrefs {
-        found(v, text.clone(), nofollow);
+    // Each link of the element gets the text; the last one takes it (an element has
+    // one link attribute but for `attrs` naming several).
+    while let Some((_, v)) = hrefs.next() {
+        let text = if hrefs.peek().is_some() {
+            text.clone()
+        } else {
+            std::mem::take(&mut text)
+        };
+        found(v, text, nofollow);
     }
 }
 
