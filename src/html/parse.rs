@@ -18,8 +18,10 @@ struct DomSink {
     steps: u64,
     /// Tag and attribute names already in the text buffer, by [`name_key`]: a page
     /// names `div`, `a`, `class` and `href` hundreds of times, and each copy cost a
-    /// buffer append. Direct-mapped; only short names (whose key is the name itself,
-    /// so a key match is a name match) are kept.
+    /// buffer append. Direct-mapped; only names of up to 8 bytes, whose key is the
+    /// bytes themselves (a key and length match is a name match). (Short texts, the
+    /// `"\n"` between block elements, shared the same way cost more than they saved:
+    /// they evict the names.)
     ///
     /// [`name_key`]: super::dom::name_key
     names: [(u64, Span); NAME_SLOTS],
@@ -61,7 +63,8 @@ impl DomSink {
         // Fibonacci hashing of the key: the top bits pick the slot.
         let slot = (k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % NAME_SLOTS;
         match self.names[slot] {
-            (key, span) if key == k => span,
+            // The length too: "a" and "a\0" have one key.
+            (key, span) if key == k && span.len as usize == name.len() => span,
             _ => {
                 let span = self.push_str(name);
                 self.names[slot] = (k, span);
@@ -359,6 +362,21 @@ mod tests {
             }
         }
         assert_eq!(seen, expected);
+    }
+
+    /// Names of one key but different lengths ("a" and "a\0": the key pads with
+    /// zeros) are not shared, whatever the input's preprocessing allows.
+    #[test]
+    fn a_shared_name_matches_in_length_too() {
+        let mut sink = DomSink::new(16);
+        let key = crate::html::name_key;
+        let a = sink.push_name("a", key("a"));
+        let a0 = sink.push_name("a\0", key("a\0"));
+        let again = sink.push_name("a", key("a"));
+        assert_eq!(key("a"), key("a\0"));
+        assert_eq!(sink.doc.str(a), "a");
+        assert_eq!(sink.doc.str(a0), "a\0");
+        assert_eq!(sink.doc.str(again), "a");
     }
 
     #[test]
