@@ -27,7 +27,7 @@ struct DomSink {
     names: [(u64, Span); NAME_SLOTS],
 }
 
-/// Slots of [`DomSink::names`].
+/// Slots of [`DomSink::names`] (a power of two: the hash's top bits index them).
 const NAME_SLOTS: usize = 64;
 
 impl DomSink {
@@ -61,7 +61,8 @@ impl DomSink {
             return self.push_str(name);
         }
         // Fibonacci hashing of the key: the top bits pick the slot.
-        let slot = (k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % NAME_SLOTS;
+        let slot =
+            (k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - NAME_SLOTS.trailing_zeros())) as usize;
         match self.names[slot] {
             // The length too: "a" and "a\0" have one key.
             (key, span) if key == k && span.len as usize == name.len() => span,

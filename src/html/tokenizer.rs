@@ -182,11 +182,7 @@ impl Examined {
 
 /// A tag or attribute name, lower-cased without allocating when it already is.
 pub(crate) fn lower(name: &str) -> Cow<'_, str> {
-    if name.bytes().any(|b| b.is_ascii_uppercase()) {
-        Cow::Owned(name.to_ascii_lowercase())
-    } else {
-        Cow::Borrowed(name)
-    }
+    lower_if(name, name.bytes().any(|b| b.is_ascii_uppercase()))
 }
 
 /// Tokenizes `html` one token at a time ([`next_token`](Self::next_token)).
@@ -554,11 +550,7 @@ impl<'a> Tokenizer<'a> {
             // A name: anything up to whitespace, '/', '>' or '=' (an '=' as its first
             // character belongs to it).
             let start = pos;
-            pos += 1;
-            while pos < bytes.len() && CLASS[usize::from(bytes[pos])] & (WS | SLASH | GT | EQ) == 0
-            {
-                pos += 1;
-            }
+            pos = scan_classes(bytes, pos + 1, WS | SLASH | GT | EQ).0;
             let name = (start, pos);
             let mut after = pos;
             while after < bytes.len() && is_ws(bytes[after]) {
@@ -589,15 +581,8 @@ impl<'a> Tokenizer<'a> {
                     }
                     _ => {
                         let vstart = pos;
-                        let mut seen = 0;
-                        while pos < bytes.len() {
-                            let class = CLASS[usize::from(bytes[pos])];
-                            if class & (WS | GT) != 0 {
-                                break;
-                            }
-                            seen |= class;
-                            pos += 1;
-                        }
+                        let (end, seen) = scan_classes(bytes, pos, WS | GT);
+                        pos = end;
                         refs = seen & AMP != 0;
                         (vstart, pos)
                     }
@@ -619,17 +604,24 @@ impl<'a> Tokenizer<'a> {
 /// The end of a tag name starting at `from` (whitespace, `/` or `>` ends it), and
 /// whether the name has an upper-case ASCII letter.
 fn tag_name_end(bytes: &[u8], from: usize) -> (usize, bool) {
+    let (end, seen) = scan_classes(bytes, from, WS | SLASH | GT);
+    (end, seen & UPPER != 0)
+}
+
+/// From `from`, the first byte with a [`CLASS`] bit in `stop` (or the end), and the
+/// union of the classes of the bytes before it.
+fn scan_classes(bytes: &[u8], from: usize, stop: u8) -> (usize, u8) {
     let mut i = from;
     let mut seen = 0;
     while i < bytes.len() {
         let class = CLASS[usize::from(bytes[i])];
-        if class & (WS | SLASH | GT) != 0 {
+        if class & stop != 0 {
             break;
         }
         seen |= class;
         i += 1;
     }
-    (i, seen & UPPER != 0)
+    (i, seen)
 }
 
 /// `name` lower-cased when `upper` says it has an upper-case letter, else borrowed.
