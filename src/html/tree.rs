@@ -31,7 +31,8 @@
 //!
 //! Every operation is O(1) amortised: the nearest open element of a name comes from a
 //! map (name → its topmost stack index, each stack entry linking to the one below of
-//! the same name), the nearest higher-priority element from one stack of positions per
+//! the same name; kept lazily, so well-formed markup, which closes the current element,
+//! never touches it), the nearest higher-priority element from one stack of positions per
 //! priority class, and every element is pushed and popped once.
 
 use super::dom::name_key as key;
@@ -81,7 +82,8 @@ pub struct ParseStats {
 struct Open {
     node: u32,
     key: u64,
-    /// The stack index of the next open element below with the same key.
+    /// The stack index of the next open element below with the same key (valid
+    /// once the entry is in the key index: below [`TreeBuilder::synced`]).
     prev_same: u32,
     /// The end priority class (see [`class_of`]), or `NO_CLASS`.
     class: u8,
@@ -612,8 +614,15 @@ impl Scratch {
 pub(crate) struct TreeBuilder<S> {
     pub(crate) sink: S,
     stack: Vec<Open>,
-    /// Key → stack index of its topmost open element.
+    /// Key → stack index of its topmost open element, for the entries below
+    /// [`synced`](Self::synced). Kept lazily: well-formed markup closes the current
+    /// element and never asks which element of a name is open, so a push or pop above
+    /// `synced` does not touch the map; a query first adds the entries pushed since
+    /// the last one ([`sync`](Self::sync)). Each entry is added at most once and
+    /// removed at most once: linear.
     top_of: FxHashMap<u64, u32>,
+    /// Stack entries `[0, synced)` are in [`top_of`](Self::top_of).
+    synced: usize,
     /// Stack indices of the open elements of each priority class.
     classes: [Vec<u32>; 7],
     /// libxml2's `ctxt->html`: 1 once a `head` was pushed, 2 once a `body` was.
@@ -642,6 +651,7 @@ impl<S: TreeSink> TreeBuilder<S> {
             sink,
             stack,
             top_of,
+            synced: 0,
             classes,
             inserted: 0,
             body_ended: false,
@@ -701,13 +711,39 @@ impl<S: TreeSink> TreeBuilder<S> {
         self.stack.last().map_or(0, |o| o.key)
     }
 
-    fn is_open(&self, k: u64) -> bool {
-        self.top_of.contains_key(&k)
+    fn is_open(&mut self, k: u64) -> bool {
+        self.topmost(k).is_some()
+    }
+
+    /// The stack index of the topmost open element with key `k`.
+    fn topmost(&mut self, k: u64) -> Option<u32> {
+        self.sync();
+        let found = self.top_of.get(&k).copied();
+        // The unit tests check the lazy index against a scan of the stack.
+        #[cfg(test)]
+        assert_eq!(
+            found,
+            self.stack
+                .iter()
+                .rposition(|o| o.key == k)
+                .map(|i| i as u32),
+            "the key index disagrees with the stack"
+        );
+        found
+    }
+
+    /// Adds the stack entries pushed since the last query to the key index.
+    fn sync(&mut self) {
+        let from = self.synced;
+        for (i, o) in self.stack.iter_mut().enumerate().skip(from) {
+            o.prev_same = self.top_of.insert(o.key, i as u32).unwrap_or(NONE);
+        }
+        self.stats.steps += (self.stack.len() - from) as u64;
+        self.synced = self.stack.len();
     }
 
     fn push(&mut self, node: u32, k: u64) {
         let idx = self.stack.len() as u32;
-        let prev_same = self.top_of.insert(k, idx).unwrap_or(NONE);
         let class = class_of(k);
         if let Some(c) = self.classes.get_mut(class as usize) {
             c.push(idx);
@@ -720,7 +756,7 @@ impl<S: TreeSink> TreeBuilder<S> {
         self.stack.push(Open {
             node,
             key: k,
-            prev_same,
+            prev_same: NONE,
             class,
         });
     }
@@ -728,10 +764,13 @@ impl<S: TreeSink> TreeBuilder<S> {
     fn pop(&mut self) {
         let Some(o) = self.stack.pop() else { return };
         self.stats.steps += 1;
-        if o.prev_same == NONE {
-            self.top_of.remove(&o.key);
-        } else {
-            self.top_of.insert(o.key, o.prev_same);
+        if self.stack.len() < self.synced {
+            self.synced = self.stack.len();
+            if o.prev_same == NONE {
+                self.top_of.remove(&o.key);
+            } else {
+                self.top_of.insert(o.key, o.prev_same);
+            }
         }
         if let Some(c) = self.classes.get_mut(o.class as usize) {
             c.pop();
@@ -847,7 +886,7 @@ impl<S: TreeSink> TreeBuilder<S> {
             self.pop();
             return;
         }
-        let Some(&idx) = self.top_of.get(&k) else {
+        let Some(idx) = self.topmost(k) else {
             return;
         };
         let p = priority(class_of(k));
@@ -948,5 +987,38 @@ mod tests {
             assert!(s.iter().all(|x| x.stack.capacity() <= 2 * MAX_DEPTH));
         });
         assert_eq!(html(Document::parse(pages[0])), fresh[0]);
+    }
+
+    /// The key index is kept lazily (entries added when a query comes, removed when
+    /// popped below the synced mark): tag soup that interleaves pushes, pops,
+    /// misnested end tags and implied elements, checked at every query against a scan
+    /// of the stack (the assertion in `topmost`, under `cfg(test)`).
+    #[test]
+    fn the_lazy_key_index_answers_as_a_scan_of_the_stack() {
+        let names = [
+            "b", "i", "div", "p", "td", "tr", "table", "span", "a", "li", "body",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..300 {
+            let mut page = String::new();
+            for _ in 0..60 {
+                let name = names[next(names.len())];
+                match next(5) {
+                    0 | 1 => page.push_str(&format!("<{name}>")),
+                    2 | 3 => page.push_str(&format!("</{name}>")),
+                    _ => page.push('x'),
+                }
+            }
+            let first = Document::parse(&page).root_element().map(|e| e.html());
+            // The same page again on the lent (reused) sets: the same tree.
+            let again = Document::parse(&page).root_element().map(|e| e.html());
+            assert_eq!(first, again, "{page}");
+        }
     }
 }
