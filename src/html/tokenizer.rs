@@ -294,7 +294,7 @@ impl<'a> Tokenizer<'a> {
         let mut from = from;
         if !*refs {
             let rest = &bytes[from..];
-            let Some(i) = memchr::memchr2(b'<', b'&', rest) else {
+            let Some(i) = crate::util::memchr2_near(b'<', b'&', rest) else {
                 self.examined.add(rest.len());
                 return None;
             };
@@ -567,7 +567,7 @@ impl<'a> Tokenizer<'a> {
                         let vstart = pos + 1;
                         // The closing quote, noting an `&` on the way (one scan for
                         // both up to the first `&`, then for the quote alone).
-                        let vend = match memchr::memchr2(q, b'&', &bytes[vstart..]) {
+                        let vend = match crate::util::memchr2_near(q, b'&', &bytes[vstart..]) {
                             Some(e) if bytes[vstart + e] == b'&' => {
                                 refs = true;
                                 let from = vstart + e + 1;
