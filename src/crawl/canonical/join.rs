@@ -425,18 +425,18 @@ fn join_relative_plain(b: &Parsed<'_>, url: &str) -> Option<String> {
             break;
         }
     }
-    if rest.starts_with(['.', '/']) || rest.contains("/.") || rest.contains("//") {
+    if rest.starts_with(['.', '/']) || empty_or_dot_segment(rest) {
         return None;
     }
-    let dir = &b.path[..=b.path.rfind('/')?];
-    if !dir.starts_with('/') || dir.contains("//") || dir.contains("/.") {
+    let dir = &b.path[..=memchr::memrchr(b'/', b.path.as_bytes())?];
+    if !dir.starts_with('/') || empty_or_dot_segment(dir) {
         return None;
     }
     let mut keep = dir.len();
     for _ in 0..pops {
         // `..` above the root would pop the leading empty segment: left to the
         // general path.
-        keep = dir[..keep - 1].rfind('/')? + 1;
+        keep = memchr::memrchr(b'/', &dir.as_bytes()[..keep - 1])? + 1;
     }
     let mut joined = String::with_capacity(
         b.scheme.len() + 3 + b.netloc.len() + keep + rest.len() + url.len() - path_end,
@@ -448,6 +448,15 @@ fn join_relative_plain(b: &Parsed<'_>, url: &str) -> Option<String> {
     joined.push_str(rest);
     joined.push_str(&url[path_end..]);
     Some(joined)
+}
+
+/// Whether `path` holds `//` or `/.` (an empty segment, or one that starts with a
+/// dot): one pass over a few bytes, where two `str::contains` searches each paid a
+/// substring searcher's set-up.
+fn empty_or_dot_segment(path: &str) -> bool {
+    path.as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'/' && matches!(w[1], b'/' | b'.'))
 }
 
 /// `urljoin` step by step, as CPython writes it.
