@@ -56,6 +56,7 @@ impl DomSink {
 
     /// A span holding `name` (whose key is `k`): the one already in the buffer when a
     /// short name was seen before, else a new one.
+    #[inline]
     fn push_name(&mut self, name: &str, k: u64) -> Span {
         if name.len() > 8 || name.is_empty() {
             return self.push_str(name);
@@ -74,6 +75,7 @@ impl DomSink {
         }
     }
 
+    #[inline]
     fn push_str(&mut self, s: &str) -> Span {
         let start = u32::try_from(self.doc.buf.len()).unwrap_or(u32::MAX);
         self.doc.buf.push_str(s);
@@ -96,6 +98,7 @@ impl DomSink {
         }
     }
 
+    #[inline]
     fn append(&mut self, parent: u32, kind: Kind) -> u32 {
         let id = self.doc.nodes.len() as u32;
         let prev = self.doc.nodes[parent as usize].last_child;

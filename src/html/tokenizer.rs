@@ -521,6 +521,7 @@ impl<'a> Tokenizer<'a> {
     /// position after the tag, whether it ended with `/>`, and whether it ended at all
     /// (not cut by the end of the input). With `keep`, the first [`MAX_ATTRIBUTES`]
     /// are stored in [`attrs`](Self::attrs).
+    #[inline(always)]
     fn scan_attributes(&mut self, pos: usize, keep: bool) -> (usize, bool, bool) {
         let (end, self_closing, complete) = match self.scan_attributes_inner(pos, keep) {
             Some((end, self_closing)) => (end, self_closing, true),

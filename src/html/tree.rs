@@ -742,6 +742,7 @@ impl<S: TreeSink> TreeBuilder<S> {
         self.synced = self.stack.len();
     }
 
+    #[inline(always)]
     fn push(&mut self, node: u32, k: u64) {
         let idx = self.stack.len() as u32;
         let class = class_of(k);
@@ -787,6 +788,7 @@ impl<S: TreeSink> TreeBuilder<S> {
     }
 
     /// libxml2's `htmlCheckImplied`.
+    #[inline(always)]
     fn check_implied(&mut self, name: &str, k: u64) {
         // Once a body is open it stays open (`</body>` and `</html>` are ignored, and
         // no other end tag outranks it), so nothing is implied any more.

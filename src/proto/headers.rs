@@ -305,8 +305,12 @@ impl Headers {
 
     /// Drops buffer bytes no field points to any more, once they are most of it.
     fn maybe_compact(&mut self) {
+        // A small buffer is never worth compacting (and is not walked to find out).
+        if self.data.len() <= 256 {
+            return;
+        }
         let used = self.byte_len();
-        if self.data.len() > 256 && used * 2 < self.data.len() {
+        if used * 2 < self.data.len() {
             let mut fresh = Headers::with_capacity(self.fields.len(), used);
             for (n, v) in self.iter() {
                 fresh.append(n, v);
