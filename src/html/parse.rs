@@ -1,5 +1,7 @@
 //! The DOM's [`TreeSink`]: builds the arena of [`Document`] from the tree builder's
 //! calls. The rules (what closes what) live in `tree.rs`, shared with the link scanner.
+//! The document's text buffer starts with a copy of the input; texts, values and names
+//! that are slices of the input are spans of that copy, the rest is appended.
 
 use super::dom::{Attr, Document, Kind, NONE, Node, Span};
 use super::entities::decode_into;
@@ -25,6 +27,11 @@ struct DomSink {
     ///
     /// [`name_key`]: super::dom::name_key
     names: [(u64, Span); NAME_SLOTS],
+    /// Address and length of the input the tree builder reads (its first bytes of
+    /// `doc.buf` are a copy of it, [`TreeSink::source`]): a text, value or name that
+    /// is a slice of it becomes a span of the copy, not a copy of its own — one copy of
+    /// the page instead of one per text (~100 per page).
+    src: (usize, usize),
 }
 
 /// Slots of [`DomSink::names`] (a power of two: the hash's top bits index them).
@@ -35,7 +42,8 @@ impl DomSink {
         let (mut nodes, mut attrs, mut buf) = take_buffers();
         nodes.reserve(len / 16 + 8);
         attrs.reserve(len / 64 + 4);
-        buf.reserve(len);
+        // The input's copy, and room for decoded text and names not in the input.
+        buf.reserve(len + len / 8 + 64);
         let mut doc = Document { nodes, attrs, buf };
         doc.nodes.push(Node {
             parent: NONE,
@@ -51,6 +59,31 @@ impl DomSink {
             seen: FxHashSet::default(),
             steps: 0,
             names: [(0, Span::default()); NAME_SLOTS],
+            src: (0, 0),
+        }
+    }
+
+    /// The span of the input's copy that holds `s`, when `s` is a slice of the input.
+    #[inline]
+    fn in_source(&self, s: &str) -> Option<Span> {
+        let offset = (s.as_ptr() as usize).wrapping_sub(self.src.0);
+        if offset <= self.src.1 && s.len() <= self.src.1 - offset {
+            Some(Span {
+                start: u32::try_from(offset).ok()?,
+                len: u32::try_from(s.len()).ok()?,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// `s` as a span: of the input's copy when it is a slice of the input, else of a
+    /// copy appended to the buffer.
+    #[inline]
+    fn span_of(&mut self, s: &str) -> Span {
+        match self.in_source(s) {
+            Some(span) => span,
+            None => self.push_str(s),
         }
     }
 
@@ -58,6 +91,10 @@ impl DomSink {
     /// short name was seen before, else a new one.
     #[inline]
     fn push_name(&mut self, name: &str, k: u64) -> Span {
+        // A name as written (already lower-case) is a slice of the input.
+        if let Some(span) = self.in_source(name) {
+            return span;
+        }
         if name.len() > 8 || name.is_empty() {
             return self.push_str(name);
         }
@@ -183,7 +220,7 @@ impl TreeSink for DomSink {
             } else if refs {
                 self.push_decoded(raw_value, true)
             } else {
-                self.push_str(raw_value)
+                self.span_of(raw_value)
             };
             let name = name_span;
             self.doc.attrs.push(Attr {
@@ -211,7 +248,7 @@ impl TreeSink for DomSink {
             // The tokenizer found an `&` in it (else `decode` is false).
             self.push_decoded(text, false)
         } else {
-            self.push_str(text)
+            self.span_of(text)
         };
         if span.len > 0 {
             self.append(parent, Kind::Text(span));
@@ -220,6 +257,14 @@ impl TreeSink for DomSink {
 
     fn steps(&self) -> u64 {
         self.steps
+    }
+
+    fn source(&mut self, html: &str) {
+        // Before anything else is written: the input's copy starts at offset 0.
+        if self.doc.buf.is_empty() && u32::try_from(html.len()).is_ok() {
+            self.doc.buf.push_str(html);
+            self.src = (html.as_ptr() as usize, html.len());
+        }
     }
 
     fn close(&mut self, node: u32) {
@@ -276,7 +321,9 @@ pub(crate) fn parse(html: &str) -> (Document, ParseStats) {
     // what it holds (a 50 MB text run once kept 4.9× its size reserved).
     shrink(&mut doc.nodes);
     shrink(&mut doc.attrs);
-    if worth_shrinking(doc.buf.capacity() - doc.buf.len(), doc.buf.capacity()) {
+    // The text buffer's reserve (an eighth, for decoded text) is given back whenever it
+    // is more than the slack: it is left unused by most large pages.
+    if doc.buf.capacity() - doc.buf.len() > SHRINK_SLACK {
         doc.buf.shrink_to_fit();
     }
     (doc, stats)
@@ -381,6 +428,39 @@ mod tests {
         assert_eq!(sink.doc.str(a), "a");
         assert_eq!(sink.doc.str(a0), "a\0");
         assert_eq!(sink.doc.str(again), "a");
+    }
+
+    /// Texts, values and names that are slices of the input point into the buffer's
+    /// copy of it; what is not (decoded text, lower-cased names, names of implied
+    /// elements, text the builder moved) is appended after it.
+    #[test]
+    fn slices_of_the_input_share_its_copy() {
+        let page = "<P CLASS=Big id='q&amp;1'>x &amp; y</P>\r\n<div title=t>plain text</div>";
+        let doc = Document::parse(page);
+        let root = doc.root_element().expect("a root");
+        assert_eq!(root.name(), "html");
+        let p = doc.select(&Selector::parse("p").unwrap())[0];
+        assert_eq!(
+            (p.name(), p.attr("class"), p.attr("id")),
+            ("p", Some("Big"), Some("q&1"))
+        );
+        assert_eq!(p.text_content(), "x & y");
+        let div = doc.select(&Selector::parse("div").unwrap())[0];
+        assert_eq!(
+            (div.attr("title"), div.text_content()),
+            (Some("t"), "plain text".into())
+        );
+        // The copy of the (preprocessed: CR LF → LF) input, then only what is not in
+        // it: "html", "body", "p", "class", "q&1", "x & y" — not the texts, the values
+        // or the names written in lower case.
+        let copy = page.len() - 1;
+        assert_eq!(&doc.buf[..copy], page.replace("\r\n", "\n"));
+        assert_eq!(
+            doc.buf.len() - copy,
+            "htmlbodypclassq&1x & y".len(),
+            "{:?}",
+            &doc.buf[copy..]
+        );
     }
 
     #[test]

@@ -58,6 +58,12 @@ pub(crate) trait TreeSink {
     /// The element `node` is complete (popped from the open stack).
     fn close(&mut self, node: u32);
 
+    /// The (preprocessed) input, before any other call: the names, texts and values
+    /// the sink is given afterwards are mostly slices of it.
+    fn source(&mut self, html: &str) {
+        let _ = html;
+    }
+
     /// The sink's own work (comparisons, lookups), added to [`ParseStats::steps`].
     fn steps(&self) -> u64 {
         0
@@ -665,6 +671,7 @@ impl<S: TreeSink> TreeBuilder<S> {
     /// Runs the whole input through the tokenizer and this builder.
     pub(crate) fn run(mut self, html: &str) -> (S, ParseStats) {
         let html = preprocess(html);
+        self.sink.source(&html);
         let mut tokenizer = Tokenizer::new(&html);
         while let Some(token) = tokenizer.next_token() {
             self.stats.steps += 1;
