@@ -31,9 +31,9 @@
 //!
 //! Every operation is O(1) amortised: the nearest open element of a name comes from a
 //! map (name → its topmost stack index, each stack entry linking to the one below of
-//! the same name; kept lazily, so well-formed markup, which closes the current element,
-//! never touches it), the nearest higher-priority element from one stack of positions per
-//! priority class, and every element is pushed and popped once.
+//! the same name; kept lazily, so well-formed markup, which closes the current
+//! element, never touches it), the nearest higher-priority element from one stack of
+//! positions per priority class, and every element is pushed and popped once.
 
 use super::dom::name_key as key;
 use super::tokenizer::{Attrs, Token, Tokenizer};
