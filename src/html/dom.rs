@@ -415,7 +415,7 @@ impl<'a> ElementRef<'a> {
                     out.push('"');
                 }
                 out.push('>');
-                if super::tree::is_void(e.name()) {
+                if super::rules::is_void(e.name()) {
                     return;
                 }
                 let mut child = node.first_child;

@@ -16,8 +16,9 @@
 //!   comments, raw text and RCDATA, script escape states, attribute values), and
 //!   decodes the full HTML5 named-reference table (`entities.rs`).
 //! * Tree repair follows libxml2, the parser behind lxml and so behind Scrapy's
-//!   selectors and link extractor (`tree.rs`), with two deliberate differences listed
-//!   there: a depth limit, and content after `</body>`/`</html>` kept in the body.
+//!   selectors and link extractor (`tree.rs`, its tables in `rules.rs`), with two
+//!   deliberate differences listed there: a depth limit, and content after
+//!   `</body>`/`</html>` kept in the body.
 //! * Comments, doctypes and processing instructions are kept out of the tree.
 //!
 //! # Hostile input
@@ -34,6 +35,7 @@ mod dom;
 mod entities;
 mod links;
 mod parse;
+mod rules;
 mod select;
 mod tokenizer;
 mod tree;
