@@ -1,9 +1,10 @@
 //! Small shared helpers with no place in a layer: a fast non-cryptographic hasher for
 //! hot-path maps keyed by short strings (stats keys, per-page link sets), the one
-//! base64 (RFC 4648) of the crate, Python's float repr, the process's peak RSS, and a
-//! per-thread pools (byte buffers for response bodies; `html` keeps its own). Nothing
-//! here depends on any other module of the crate. (Percent-decoding is the
-//! `percent-encoding` crate's, which `url` brings.)
+//! base64 (RFC 4648) of the crate, Python's float repr, the process's peak RSS,
+//! per-thread pools (byte buffers for response bodies; `html` keeps its own), and the
+//! word-at-a-time byte tests of the byte scanners (`swar`). Nothing here depends on
+//! any other module of the crate. (Percent-decoding is the `percent-encoding` crate's,
+//! which `url` brings.)
 
 use std::cell::RefCell;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -30,11 +31,7 @@ impl Hasher for FxHasher {
     /// key).
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        let word = |b: &[u8]| {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(b);
-            u64::from_le_bytes(w)
-        };
+        let word = |b: &[u8]| swar::word_at(b, 0).unwrap_or(0);
         let half = |b: &[u8]| {
             let mut w = [0u8; 4];
             w.copy_from_slice(b);
@@ -228,6 +225,44 @@ pub fn prefix_chars(text: &str, n: usize) -> &str {
     text
 }
 
+/// Word-at-a-time byte tests (SWAR), shared by the scanners that look at eight bytes
+/// at once: the HTML tokenizer's [`memchr2_near`] and the JSON writers' escape scan.
+pub(crate) mod swar {
+    /// `0x01` in every byte.
+    pub(crate) const LO: u64 = 0x0101_0101_0101_0101;
+    /// `0x80` in every byte.
+    pub(crate) const HI: u64 = 0x8080_8080_8080_8080;
+
+    /// `b` in every byte of a word.
+    #[inline]
+    pub(crate) const fn splat(b: u8) -> u64 {
+        LO * b as u64
+    }
+
+    /// The top bit of each byte of `x` that is below `n` (for bytes without their own
+    /// top bit; bytes above the first flagged one may be flagged too — the lowest
+    /// flag is exact). With `n` = 1: the zero bytes.
+    #[inline]
+    pub(crate) const fn below(x: u64, n: u8) -> u64 {
+        x.wrapping_sub(splat(n)) & !x & HI
+    }
+
+    /// The top bit of each byte of `x` equal to `b` (the lowest flag is exact).
+    #[inline]
+    pub(crate) const fn eq(x: u64, b: u8) -> u64 {
+        below(x ^ splat(b), 1)
+    }
+
+    /// The eight bytes at `i`, little-endian, if there are eight.
+    #[inline]
+    pub(crate) fn word_at(bytes: &[u8], i: usize) -> Option<u64> {
+        let chunk = bytes.get(i..i.checked_add(8)?)?;
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        Some(u64::from_le_bytes(w))
+    }
+}
+
 /// `memchr::memchr2(a, b, hay)`, for a match that is usually near: the first 16 bytes
 /// are tested eight at a time in registers (a zero-byte test on `word ^ a` and
 /// `word ^ b`), the rest goes to `memchr2`. The HTML tokenizer asks this of every
@@ -235,25 +270,16 @@ pub fn prefix_chars(text: &str, n: usize) -> &str {
 /// dispatch cost more than the search.
 #[inline]
 pub fn memchr2_near(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    // A byte of `x` is zero: `(x - LO) & !x & HI` has its top bit (bytes above the
-    // first zero byte may be flagged too; the lowest flag is exact).
-    let has_zero = |x: u64| x.wrapping_sub(LO) & !x & HI;
-    let (wa, wb) = (LO * u64::from(a), LO * u64::from(b));
     let mut i = 0;
     while i < 16 {
-        let Some(chunk) = hay.get(i..i + 8) else {
+        let Some(x) = swar::word_at(hay, i) else {
             return hay
                 .get(i..)?
                 .iter()
                 .position(|&c| c == a || c == b)
                 .map(|p| i + p);
         };
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        let hit = has_zero(x ^ wa) | has_zero(x ^ wb);
+        let hit = swar::eq(x, a) | swar::eq(x, b);
         if hit != 0 {
             return Some(i + (hit.trailing_zeros() / 8) as usize);
         }

@@ -168,22 +168,14 @@ pub fn push_str(out: &mut String, s: &str, ensure_ascii: bool) {
 /// control below 0x20; with `ascii`, Python's `ensure_ascii`, also DEL and every byte
 /// of a non-ASCII character): eight bytes at a time (SWAR), then byte by byte.
 pub(crate) fn next_escape(bytes: &[u8], from: usize, ascii: bool) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    // A byte of `x` is zero: `(x - LO) & !x & HI` has its top bit.
-    let has_zero = |x: u64| x.wrapping_sub(LO) & !x & HI;
+    use crate::util::swar;
     let mut i = from;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        // Below 0x20: `x - 0x20 per byte` borrows into a set top bit (for bytes
-        // without their own top bit set).
-        let control = x.wrapping_sub(LO * 0x20) & !x & HI;
-        let mut hit =
-            control | has_zero(x ^ (LO * u64::from(b'"'))) | has_zero(x ^ (LO * u64::from(b'\\')));
+    while let Some(x) = swar::word_at(bytes, i) {
+        // A control below 0x20 (a byte with its top bit set is never taken for one),
+        // a quote, a backslash.
+        let mut hit = swar::below(x, 0x20) | swar::eq(x, b'"') | swar::eq(x, b'\\');
         if ascii {
-            hit |= (x & HI) | has_zero(x ^ (LO * 0x7f));
+            hit |= (x & swar::HI) | swar::eq(x, 0x7f);
         }
         if hit != 0 {
             break;

@@ -18,12 +18,13 @@ struct DomSink {
     seen: FxHashSet<u64>,
     /// Work done (attribute comparisons, entity lookups).
     steps: u64,
-    /// Tag and attribute names already in the text buffer, by [`name_key`]: a page
-    /// names `div`, `a`, `class` and `href` hundreds of times, and each copy cost a
-    /// buffer append. Direct-mapped; only names of up to 8 bytes, whose key is the
-    /// bytes themselves (a key and length match is a name match). (Short texts, the
-    /// `"\n"` between block elements, shared the same way cost more than they saved:
-    /// they evict the names.)
+    /// Tag and attribute names already in the text buffer, by [`name_key`], for the
+    /// names that are not slices of the input (those are spans of its copy): names
+    /// lower-cased from upper-case markup (`<DIV CLASS=...>` all over a page) and
+    /// the implied `html`/`head`/`body`. Direct-mapped; only names of up to 8 bytes,
+    /// whose key is the bytes themselves (a key and length match is a name match).
+    /// (Short texts, the `"\n"` between block elements, shared the same way cost more
+    /// than they saved: they evict the names.)
     ///
     /// [`name_key`]: super::dom::name_key
     names: [(u64, Span); NAME_SLOTS],
