@@ -194,28 +194,46 @@ pub(crate) fn parses_as_is(url: &str) -> bool {
     let Some(host) = safe_host(url) else {
         return false;
     };
-    // One pass over the labels (the host is ASCII letters, digits, `.` and `-` here):
-    // no IDNA label; a last non-empty label that is a number (or `0x`...) makes the
-    // host an IPv4 address, which must be four canonical octets.
-    // (`last_numeric` starts true: a host of dots only is left to the parser.)
-    let (mut parts, mut octets_canonical, mut last_numeric) = (0, true, true);
-    for label in host.split(|&c| c == b'.') {
+    host_parses_as_is(host)
+}
+
+/// [`parses_as_is`]'s test of a host of ASCII letters, digits, `.` and `-`, in one
+/// pass over its bytes: no IDNA (`xn--`) label; a last non-empty label that is a number
+/// (or `0x`...) makes the host an IPv4 address, which must be four canonical octets.
+/// (`last_numeric` starts true: a host of dots only is left to the parser.)
+fn host_parses_as_is(host: &[u8]) -> bool {
+    let n = host.len();
+    let (mut parts, mut octets_canonical, mut last_numeric) = (0u32, true, true);
+    let mut i = 0;
+    loop {
+        let start = i;
+        // The label's digits as a number (saturating: only values of up to three
+        // digits are compared), and whether it is all digits.
+        let (mut value, mut digits) = (0u32, true);
+        while i < n && host[i] != b'.' {
+            let c = host[i];
+            if c.is_ascii_digit() {
+                value = value.saturating_mul(10).saturating_add(u32::from(c - b'0'));
+            } else {
+                digits = false;
+            }
+            i += 1;
+        }
+        let label = &host[start..i];
         if label.starts_with(b"xn--") {
             return false;
         }
         parts += 1;
-        let digits = label.iter().all(u8::is_ascii_digit);
-        octets_canonical &= !label.is_empty()
-            && label.len() <= 3
-            && digits
-            && (label.len() == 1 || label[0] != b'0')
-            && label
-                .iter()
-                .fold(0u32, |v, &d| v * 10 + u32::from(d - b'0'))
-                <= 255;
-        if !label.is_empty() {
+        let len = label.len();
+        octets_canonical &=
+            len != 0 && len <= 3 && digits && (len == 1 || label[0] != b'0') && value <= 255;
+        if len != 0 {
             last_numeric = digits || label.starts_with(b"0x");
         }
+        if i == n {
+            break;
+        }
+        i += 1;
     }
     !last_numeric || (octets_canonical && parts == 4)
 }
@@ -350,6 +368,72 @@ mod tests {
                 "the fast path is wrong for {url:?}"
             );
         }
+    }
+
+    /// Hosts built of the pieces the IPv4 and IDNA tests tell apart: whatever the one
+    /// pass admits, the `url` crate parses to the same host; and it answers as the
+    /// label-by-label reading it replaced.
+    #[test]
+    fn host_test_admits_only_what_parses_as_is() {
+        fn by_labels(host: &[u8]) -> bool {
+            let (mut parts, mut canonical, mut last_numeric) = (0, true, true);
+            for label in host.split(|&c| c == b'.') {
+                if label.starts_with(b"xn--") {
+                    return false;
+                }
+                parts += 1;
+                let digits = label.iter().all(u8::is_ascii_digit);
+                canonical &= !label.is_empty()
+                    && label.len() <= 3
+                    && digits
+                    && (label.len() == 1 || label[0] != b'0')
+                    && label
+                        .iter()
+                        .fold(0u32, |v, &d| v.saturating_mul(10) + u32::from(d - b'0'))
+                        <= 255;
+                if !label.is_empty() {
+                    last_numeric = digits || label.starts_with(b"0x");
+                }
+            }
+            !last_numeric || (canonical && parts == 4)
+        }
+        // Mostly numbers: four-label dotted quads have to come up often.
+        let pieces = [
+            "0", "1", "9", "25", "255", "256", "00", "012", "1000", "0x", "0x1f", "xn--", "xn--a",
+            "a", "-", "1a", "", "7", "42", "199",
+        ];
+        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut admitted, mut refused) = (0, 0);
+        for _ in 0..100_000 {
+            let labels: Vec<&str> = (0..1 + next() % 6)
+                .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+                .collect();
+            let host = labels.join(".");
+            let url = format!("http://{host}/p");
+            let Some(bytes) = super::safe_host(&url) else {
+                continue;
+            };
+            let ok = super::parses_as_is(&url);
+            assert_eq!(ok, by_labels(bytes), "{url:?}");
+            if ok {
+                admitted += 1;
+                let parsed = url::Url::parse(&url);
+                assert_eq!(
+                    parsed.as_ref().ok().and_then(|u| u.host_str()),
+                    super::host_as_is(&url),
+                    "{url:?} admitted, but the parser reads {parsed:?}"
+                );
+            } else {
+                refused += 1;
+            }
+        }
+        assert!(admitted > 1000 && refused > 1000, "{admitted} / {refused}");
     }
 
     #[test]
