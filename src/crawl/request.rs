@@ -12,6 +12,9 @@
 //! `cb_kwargs`, flags, cookies, encoding) behind one optional box. `meta` keeps its
 //! first entry inline, so a followed link (`depth`, a `Referer`) allocates that box and
 //! its header bytes, nothing more.
+//! A dropped request's box, when it was the last holder, is emptied and kept for the
+//! next request that needs one (a few per thread): most links' requests are dropped by
+//! the dupefilter right after their box was filled.
 
 use std::cell::OnceCell;
 use std::fmt;
@@ -144,6 +147,52 @@ pub struct Request {
     extra: Option<Rc<Extra>>,
 }
 
+/// Most boxes held by the spare list: enough for the requests one page's links have in
+/// hand at once (a link's request is usually dropped by the dupefilter before the
+/// next one is made).
+const SPARE_EXTRAS: usize = 16;
+
+thread_local! {
+    /// Optional boxes of dropped requests, emptied, for the next request that needs
+    /// one. A followed link gets its box on its first write (`depth`, `Referer`) and
+    /// most are dropped by the dupefilter a moment later: taking the box just given
+    /// back writes to memory still in cache, where the allocator would hand out a
+    /// block it has not touched for a while (mimalloc reuses a freed block only once
+    /// its page's free list runs out).
+    static SPARE: std::cell::RefCell<Vec<Rc<Extra>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// An empty box: a spare one when there is one.
+fn new_extra() -> Rc<Extra> {
+    SPARE
+        .try_with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.pop()))
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+impl Drop for Request {
+    fn drop(&mut self) {
+        let Some(mut extra) = self.extra.take() else {
+            return;
+        };
+        // Only the last holder's box, and only when all it holds besides its inline
+        // parts is gone with the reset (no capacity is kept from one request to the
+        // next).
+        let Some(e) = Rc::get_mut(&mut extra) else {
+            return;
+        };
+        *e = Extra::default();
+        let _ = SPARE.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut()
+                && s.len() < SPARE_EXTRAS
+            {
+                s.push(extra);
+            }
+        });
+    }
+}
+
 impl Request {
     /// A GET request for an already parsed URL.
     pub fn new(url: Url) -> Self {
@@ -238,7 +287,7 @@ impl Request {
     }
 
     fn extra_mut(&mut self) -> &mut Extra {
-        Rc::make_mut(self.extra.get_or_insert_with(Default::default))
+        Rc::make_mut(self.extra.get_or_insert_with(new_extra))
     }
 
     /// The URL.
@@ -719,6 +768,56 @@ mod tests {
         assert!(r.extra.is_none());
         let r = r.with_meta("depth", 1);
         assert_eq!(r.meta().get_i64("depth"), Some(1));
+    }
+
+    /// A dropped request's box is given to the next request that needs one, empty;
+    /// a box another copy still holds is not.
+    #[test]
+    fn a_dropped_requests_box_is_reused_empty() {
+        let full = || {
+            Request::get("http://example.com/a")
+                .unwrap()
+                .with_errback("eb")
+                .with_meta("depth", 3)
+                .with_meta("other", "x")
+                .with_header("Referer", "http://example.com/")
+                .with_body(b"body".to_vec())
+                .with_cb_kwarg("k", 1)
+                .with_cookie("c", "v")
+                .with_encoding("latin-1")
+        };
+        let first = full();
+        let boxed = Rc::as_ptr(first.extra.as_ref().unwrap());
+        drop(first);
+        let second = Request::get("http://example.com/b")
+            .unwrap()
+            .with_meta("depth", 1);
+        assert_eq!(
+            Rc::as_ptr(second.extra.as_ref().unwrap()),
+            boxed,
+            "the box was not reused"
+        );
+        let alone = Request::get("http://example.com/b")
+            .unwrap()
+            .with_meta("depth", 1);
+        assert!(second == alone, "the reused box kept something: {second:?}");
+        assert!(second.headers().is_empty() && second.body().is_empty());
+        assert_eq!(second.meta().len(), 1);
+        // A shared box stays with its other holder, whole.
+        let kept = full();
+        let copy = kept.clone();
+        let shared = Rc::as_ptr(kept.extra.as_ref().unwrap());
+        drop(kept);
+        let third = Request::get("http://example.com/c")
+            .unwrap()
+            .with_meta("depth", 2);
+        assert_ne!(Rc::as_ptr(third.extra.as_ref().unwrap()), shared);
+        assert_eq!(copy.meta().get_i64("depth"), Some(3));
+        assert_eq!(
+            copy.headers().get("Referer"),
+            Some(&b"http://example.com/"[..])
+        );
+        assert_eq!(copy.errback(), Some("eb"));
     }
 
     #[test]
