@@ -10,7 +10,7 @@
 //! Deferreds. The memory filter never allocates a Deferred.
 
 use super::fingerprint::{FingerprintOptions, fingerprint};
-use super::request::Request;
+use super::request::{Method, Request};
 use super::settings::Settings;
 use super::stats::StatsCollector;
 use crate::defer::{Deferred, Failure};
@@ -35,6 +35,14 @@ pub trait DupeFilter {
 
     /// Whether `request` was seen before; records it if not.
     fn request_seen(&mut self, request: &Request) -> Seen;
+
+    /// A hint: `requests` are about to be checked, in this order (the requests of one
+    /// callback's output). A filter may start work on them —
+    /// [`RfpDupeFilter`] fingerprints them and starts loading their seen-set slots
+    /// together. What [`request_seen`](Self::request_seen) answers does not change.
+    fn prefetch(&mut self, requests: &mut dyn Iterator<Item = &Request>) {
+        let _ = requests;
+    }
 
     /// The spider is closing with `reason`.
     fn close(&mut self, reason: &str) -> Deferred<()> {
@@ -81,6 +89,42 @@ pub struct RfpDupeFilter {
     logged: bool,
     options: FingerprintOptions,
     job: Option<std::rc::Rc<super::jobdir::Job>>,
+    prefetched: Prefetched,
+}
+
+/// The fingerprints [`DupeFilter::prefetch`] computed, with what they were computed
+/// from (method and URL; the body was empty and no header counts), looked up by
+/// `request_seen` from the last match on: a request with that method and URL string
+/// has that fingerprint, whatever happened in between. The entries' buffers are
+/// reused from one prefetch to the next.
+#[derive(Default)]
+struct Prefetched {
+    entries: Vec<(Method, String, [u8; 20])>,
+    len: usize,
+    next: usize,
+}
+
+/// Most requests fingerprinted by one prefetch (the rest are fingerprinted when
+/// checked).
+const PREFETCH_MAX: usize = 64;
+/// Longest URL kept by a prefetch.
+const PREFETCH_URL_MAX: usize = 512;
+
+impl Prefetched {
+    /// The fingerprint of `request` if a prefetch computed it.
+    fn take(&mut self, request: &Request) -> Option<[u8; 20]> {
+        if self.next >= self.len || !request.body().is_empty() {
+            return None;
+        }
+        let url = request.url_str();
+        let method = request.method();
+        let at = self.entries[self.next..self.len]
+            .iter()
+            .position(|(m, u, _)| u == url && m == method)?
+            + self.next;
+        self.next = at + 1;
+        Some(self.entries[at].2)
+    }
 }
 
 impl std::fmt::Debug for RfpDupeFilter {
@@ -104,6 +148,7 @@ impl RfpDupeFilter {
             logged: false,
             options: FingerprintOptions::default(),
             job: None,
+            prefetched: Prefetched::default(),
         })
     }
 
@@ -141,11 +186,48 @@ impl DupeFilter for RfpDupeFilter {
     }
 
     fn request_seen(&mut self, request: &Request) -> Seen {
-        if self.seen.insert(fingerprint(request, &self.options)) {
+        let fp = match self.prefetched.take(request) {
+            Some(fp) => fp,
+            None => fingerprint(request, &self.options),
+        };
+        if self.seen.insert(fp) {
             Seen::New
         } else {
             Seen::Duplicate
         }
+    }
+
+    fn prefetch(&mut self, requests: &mut dyn Iterator<Item = &Request>) {
+        let p = &mut self.prefetched;
+        (p.len, p.next) = (0, 0);
+        if !self.options.include_headers.is_empty() {
+            // Headers count: the method and URL do not decide the fingerprint.
+            return;
+        }
+        for request in requests {
+            if p.len == PREFETCH_MAX {
+                break;
+            }
+            let url = request.url_str();
+            if !request.body().is_empty() || url.len() > PREFETCH_URL_MAX {
+                continue;
+            }
+            let fp = fingerprint(request, &self.options);
+            match p.entries.get_mut(p.len) {
+                Some((m, u, f)) => {
+                    m.clone_from(request.method());
+                    u.clear();
+                    u.push_str(url);
+                    *f = fp;
+                }
+                None => p
+                    .entries
+                    .push((request.method().clone(), url.to_owned(), fp)),
+            }
+            p.len += 1;
+        }
+        self.seen
+            .prefetch(p.entries[..p.len].iter().map(|(_, _, fp)| fp));
     }
 
     fn fingerprint_count(&self) -> Option<usize> {
@@ -267,5 +349,60 @@ impl DupeFilter for BloomDupeFilter {
 
     fn fingerprint_count(&self) -> Option<usize> {
         Some(self.filter.shape().2 as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(url: &str) -> Request {
+        Request::get(url).expect("url")
+    }
+
+    /// A filter that was told what comes answers every check as one that was not:
+    /// whatever is checked in the end (other URLs, other methods, a body, requests
+    /// left out or taken in another order, more than a prefetch keeps).
+    #[test]
+    fn a_prefetch_changes_no_answer() {
+        let settings = Settings::default();
+        let mut told = RfpDupeFilter::from_settings(&settings).expect("filter");
+        let mut plain = RfpDupeFilter::from_settings(&settings).expect("filter");
+        let check = |told: &mut RfpDupeFilter, plain: &mut RfpDupeFilter, r: &Request| {
+            let (a, b) = (told.request_seen(r), plain.request_seen(r));
+            assert_eq!(
+                matches!(a, Seen::New),
+                matches!(b, Seen::New),
+                "{r:?} answered differently after a prefetch"
+            );
+            matches!(a, Seen::New)
+        };
+        let page: Vec<Request> = (0..100)
+            .map(|i| get(&format!("http://example.com/p/{}", i % 40)))
+            .collect();
+        told.prefetch(&mut page.iter());
+        // The same URLs, some POSTed (same URL, another fingerprint), one with a
+        // body, one changed, some skipped, in order and out of it.
+        let mut news = 0;
+        for (i, r) in page.iter().enumerate() {
+            let r = match i % 7 {
+                1 => r.clone().with_method("POST"),
+                2 => r.clone().with_body(b"x".to_vec()),
+                3 => get(&format!("{}?changed", r.url_str())),
+                5 => continue,
+                _ => r.clone(),
+            };
+            news += usize::from(check(&mut told, &mut plain, &r));
+        }
+        for r in page.iter().rev() {
+            check(&mut told, &mut plain, r);
+        }
+        assert!(news > 40, "{news} new requests");
+        // A prefetch of requests already seen, then a GET and a POST of one of them.
+        told.prefetch(&mut page.iter().take(3));
+        let post = page[0].clone().with_method("POST").with_body(Vec::new());
+        assert!(!check(&mut told, &mut plain, &page[0]));
+        check(&mut told, &mut plain, &post);
+        assert_eq!(told.fingerprints(), plain.fingerprints());
     }
 }

@@ -35,6 +35,10 @@ type Queued = (Result<Response, Failure>, Request, Deferred<()>);
 /// Where the scraper sends requests from callbacks (the engine's `crawl`).
 pub type CrawlFn = Rc<dyn Fn(Request)>;
 
+/// Where a run of requests about to be scheduled is announced (the engine passes it to
+/// the scheduler's [`prefetch`](super::scheduler::Scheduler::prefetch)).
+pub type PrefetchFn = Rc<dyn Fn(&[Request])>;
+
 /// The scraper's per-spider state (Scrapy's scraper `Slot`).
 pub struct ScraperSlot {
     queue: RefCell<VecDeque<Queued>>,
@@ -115,6 +119,10 @@ pub struct Scraper {
     slot: RefCell<Option<Rc<ScraperSlot>>>,
     /// Where requests from callbacks go (the engine's `crawl`).
     crawl: RefCell<Option<CrawlFn>>,
+    /// Where a run of them is announced first.
+    prefetch: RefCell<Option<PrefetchFn>>,
+    /// The run of requests being taken from an output (its buffer is kept).
+    batch: RefCell<Vec<Request>>,
     me: Weak<Scraper>,
 }
 
@@ -146,6 +154,8 @@ impl Scraper {
                 .unwrap_or(5_000_000),
             slot: RefCell::new(None),
             crawl: RefCell::new(None),
+            prefetch: RefCell::new(None),
+            batch: RefCell::new(Vec::new()),
             me: me.clone(),
         }))
     }
@@ -170,6 +180,12 @@ impl Scraper {
         *self.slot.borrow_mut() = Some(Rc::new(ScraperSlot::new(self.max_active_size)));
         *self.crawl.borrow_mut() = Some(crawl);
         self.itemproc.open_spider()
+    }
+
+    /// Sets where a run of requests from a callback's output is announced before they
+    /// go to `crawl` one by one (see [`pump`](Self::pump)).
+    pub fn set_prefetch(&self, prefetch: PrefetchFn) {
+        *self.prefetch.borrow_mut() = Some(prefetch);
     }
 
     /// Closes the spider once everything in progress is scraped.
@@ -408,6 +424,13 @@ impl Scraper {
             return;
         }
         let crawl = self.crawl.borrow().clone();
+        // Consecutive requests are taken as a run of at most 2 × CONCURRENT_ITEMS + 1,
+        // announced together, then scheduled one by one in order. Scrapy's asyncio
+        // path reads as far ahead: its scraper fills a queue of 2 × CONCURRENT_ITEMS
+        // from the output, and holds one more, before its workers schedule the first
+        // (`_parallel_asyncio`; recorded in tests/data/scraper/output_runs.json).
+        let mut batch = std::mem::take(&mut *self.batch.borrow_mut());
+        let batch_max = 2 * self.concurrent_items + 1;
         while !run.exhausted.get() && run.in_flight.get() < self.concurrent_items {
             let Some(mut iter) = run.outputs.borrow_mut().take() else {
                 run.exhausted.set(true);
@@ -416,17 +439,19 @@ impl Scraper {
             // No borrow is held while the spider's or a middleware's iterator runs.
             let next = catch_unwind(AssertUnwindSafe(|| iter.next()))
                 .unwrap_or_else(|p| Some(Err(Failure::from_panic(p.as_ref()))));
+            if let Some(Ok(Output::Request(r))) = next {
+                *run.outputs.borrow_mut() = Some(iter);
+                batch.push(r);
+                if batch.len() >= batch_max {
+                    self.schedule_run(crawl.as_ref(), &mut batch, &run.request);
+                }
+                continue;
+            }
+            // Anything else comes after the requests before it.
+            self.schedule_run(crawl.as_ref(), &mut batch, &run.request);
             match next {
                 None => run.exhausted.set(true),
-                Some(Ok(Output::Request(r))) => {
-                    *run.outputs.borrow_mut() = Some(iter);
-                    match &crawl {
-                        Some(c) => c(r),
-                        None => {
-                            log::error!("Dropping {r} from {}: the spider is closed", run.request)
-                        }
-                    }
-                }
+                Some(Ok(Output::Request(_))) => {}
                 Some(Ok(Output::Item(item))) if self.itemproc.is_empty() => {
                     // No pipelines: Scrapy's chain would fire at once (`itemproc_size`
                     // up and down again before the signal); finish it here, without
@@ -464,9 +489,34 @@ impl Scraper {
                 }
             }
         }
+        self.schedule_run(crawl.as_ref(), &mut batch, &run.request);
+        *self.batch.borrow_mut() = batch;
         run.pumping.set(false);
         if run.exhausted.get() && run.in_flight.get() == 0 && !run.done.is_called() {
             let _ = run.done.callback(());
+        }
+    }
+
+    /// Schedules a run of requests from `from`'s output, in order, after announcing a
+    /// run of more than one (no borrow is held while the engine runs).
+    fn schedule_run(&self, crawl: Option<&CrawlFn>, batch: &mut Vec<Request>, from: &Request) {
+        if batch.is_empty() {
+            return;
+        }
+        let Some(c) = crawl else {
+            for r in batch.drain(..) {
+                log::error!("Dropping {r} from {from}: the spider is closed");
+            }
+            return;
+        };
+        if batch.len() > 1 {
+            let prefetch = self.prefetch.borrow().clone();
+            if let Some(p) = prefetch {
+                p(batch);
+            }
+        }
+        for r in batch.drain(..) {
+            c(r);
         }
     }
 

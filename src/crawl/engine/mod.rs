@@ -418,6 +418,14 @@ impl ExecutionEngine {
                 e.crawl(request);
             }
         }))?;
+        let me = self.me.clone();
+        self.scraper
+            .set_prefetch(Rc::new(move |requests: &[Request]| {
+                if let Some(slot) = me.upgrade().and_then(|e| e.slot()) {
+                    // A hint: skipped if the scheduler is busy (a re-entrant call).
+                    let _ = slot.with_scheduler(|s| s.prefetch(requests));
+                }
+            }));
         let spider = crawler.spider().clone();
         crawler.signals.connect(Signal::SpiderClosed, move |args| {
             if let SignalArgs::SpiderClosed { reason } = args {

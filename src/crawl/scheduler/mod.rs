@@ -111,6 +111,14 @@ pub trait Scheduler {
     /// Takes a request.
     fn enqueue_request(&mut self, request: Request) -> Enqueued;
 
+    /// A hint: `requests` are about to be enqueued, in this order (a run of requests
+    /// from one callback's output). The default scheduler passes it to its dupefilter,
+    /// which fingerprints them and starts loading their seen-set slots together. What
+    /// [`enqueue_request`](Self::enqueue_request) does does not change.
+    fn prefetch(&mut self, requests: &[Request]) {
+        let _ = requests;
+    }
+
     /// The next request to download.
     fn next_request(&mut self) -> NextRequest;
 
@@ -402,6 +410,11 @@ impl Scheduler for DefaultScheduler {
         }
         Self::push(&self.queues, &self.ctx, &self.wake, self.debug, request);
         Enqueued::Accepted
+    }
+
+    fn prefetch(&mut self, requests: &[Request]) {
+        self.dupefilter
+            .prefetch(&mut requests.iter().filter(|r| !r.dont_filter()));
     }
 
     fn next_request(&mut self) -> NextRequest {
