@@ -7,13 +7,14 @@
 //! A collector that writes elsewhere (a Redis hash shared by many workers) implements
 //! the trait; `open`/`close` return Deferreds so it can connect and flush.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 #[cfg(test)]
 use std::rc::Rc;
 
 use crate::defer::Deferred;
-use crate::util::FxHashMap;
+use crate::util::FxBuildHasher;
+use indexmap::IndexMap;
 use std::fmt;
 
 use serde_json::Value;
@@ -103,10 +104,20 @@ impl fmt::Debug for dyn StatsCollector {
 }
 
 /// Scrapy's `MemoryStatsCollector`: the stats of one crawl in memory.
+///
+/// A crawl updates a few dozen keys, each many times a page (`dupefilter/filtered`
+/// and `request_depth_max` once per extracted link): a small table of recent keys,
+/// by length and last bytes, remembers where each one is in the map, and a hit is a
+/// compare of the key instead of hashing it and probing.
 #[derive(Default)]
 pub struct MemoryStatsCollector {
-    values: RefCell<FxHashMap<String, Value>>,
+    values: RefCell<IndexMap<String, Value, FxBuildHasher>>,
+    /// Where a recent key was found, plus one (0: nothing); checked against the key.
+    recent: [Cell<u32>; RECENT],
 }
+
+/// Slots of [`MemoryStatsCollector`]'s recent-key table.
+const RECENT: usize = 32;
 
 impl MemoryStatsCollector {
     /// No stats.
@@ -114,10 +125,33 @@ impl MemoryStatsCollector {
         Self::default()
     }
 
+    /// The value of `key`, found through the recent-key table when it can be;
+    /// `None` when the key is absent.
+    fn find<'m>(
+        &self,
+        map: &'m mut IndexMap<String, Value, FxBuildHasher>,
+        key: &str,
+    ) -> Option<&'m mut Value> {
+        let b = key.as_bytes();
+        let last = usize::from(b.last().copied().unwrap_or(0));
+        let before = usize::from(b.len().checked_sub(2).map_or(0, |i| b[i]));
+        let h = (b.len() ^ (last * 7) ^ (before * 3)) % RECENT;
+        let cell = &self.recent[h];
+        let at = (cell.get() as usize).wrapping_sub(1);
+        let at = if map.get_index(at).is_some_and(|(k, _)| k == key) {
+            at
+        } else {
+            let at = map.get_index_of(key)?;
+            cell.set(u32::try_from(at + 1).unwrap_or(0));
+            at
+        };
+        map.get_index_mut(at).map(|(_, v)| v)
+    }
+
     /// Sets `key` to `value` when it is absent, not an integer, or `better(current)`.
     fn replace_if(&self, key: &str, value: i64, better: impl Fn(i64) -> bool) {
         let mut v = self.values.borrow_mut();
-        match v.get_mut(key) {
+        match self.find(&mut v, key) {
             Some(slot) => {
                 if slot.as_i64().is_none_or(better) {
                     *slot = value.into();
@@ -133,12 +167,13 @@ impl MemoryStatsCollector {
 impl StatsCollector for MemoryStatsCollector {
     fn inc_value(&self, key: &str, n: i64) {
         let mut v = self.values.borrow_mut();
-        match v.get_mut(key) {
+        match self.find(&mut v, key) {
             Some(Value::Number(num)) => {
                 let cur = num.as_i64().unwrap_or(0);
                 *num = (cur + n).into();
             }
-            _ => {
+            Some(other) => *other = n.into(),
+            None => {
                 v.insert(key.to_owned(), n.into());
             }
         }
@@ -147,7 +182,7 @@ impl StatsCollector for MemoryStatsCollector {
     fn set_value(&self, key: &str, value: Value) {
         let mut v = self.values.borrow_mut();
         // An existing key is updated in place: its name is not copied again.
-        match v.get_mut(key) {
+        match self.find(&mut v, key) {
             Some(slot) => *slot = value,
             None => {
                 v.insert(key.to_owned(), value);
@@ -221,6 +256,58 @@ impl StatsCollector for DummyStatsCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Random updates of keys that share recent-key slots, with clears and values of
+    /// other types between them, answer as a plain map does.
+    #[test]
+    fn the_recent_key_table_answers_as_a_map() {
+        let m = MemoryStatsCollector::new();
+        let mut model: BTreeMap<String, Value> = BTreeMap::new();
+        let keys: Vec<String> = (0..200)
+            .map(|i| format!("k/{}{}", "x".repeat(i % 7), i))
+            .collect();
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        for step in 0..50_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let key = &keys[(state % 200) as usize];
+            let n = (state >> 20) as i64 % 100;
+            match (state >> 40) % 6 {
+                0 | 1 => {
+                    m.inc_value(key, n);
+                    let e = model.entry(key.clone()).or_insert(Value::from(0));
+                    *e = Value::from(e.as_i64().map_or(n, |c| c + n));
+                }
+                2 => {
+                    m.max_value(key, n);
+                    let e = model.entry(key.clone()).or_insert(Value::from(n));
+                    if e.as_i64().is_none_or(|c| n > c) {
+                        *e = Value::from(n);
+                    }
+                }
+                3 => {
+                    m.min_value(key, n);
+                    let e = model.entry(key.clone()).or_insert(Value::from(n));
+                    if e.as_i64().is_none_or(|c| n < c) {
+                        *e = Value::from(n);
+                    }
+                }
+                4 => {
+                    m.set_value(key, Value::from("text"));
+                    model.insert(key.clone(), Value::from("text"));
+                }
+                _ => {
+                    if step % 997 == 0 {
+                        m.clear();
+                        model.clear();
+                    }
+                }
+            }
+            assert_eq!(m.get_value(key), model.get(key).cloned(), "{key} at {step}");
+        }
+        assert_eq!(m.get_stats(), model);
+    }
 
     #[test]
     fn memory_and_dummy_collectors() {
