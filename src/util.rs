@@ -364,6 +364,19 @@ pub fn python_float_repr(f: f64) -> String {
     }
 }
 
+/// A xorshift64 generator for tests' generated cases: the state after each step, from
+/// `seed` (not zero). The same seed gives the same cases on every run.
+#[cfg(test)]
+pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
 #[cfg(test)]
 mod buffer_pool_tests {
     use super::*;

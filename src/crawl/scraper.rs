@@ -451,6 +451,7 @@ impl Scraper {
             self.schedule_run(crawl.as_ref(), &mut batch, &run.request);
             match next {
                 None => run.exhausted.set(true),
+                // Taken into the run above.
                 Some(Ok(Output::Request(_))) => {}
                 Some(Ok(Output::Item(item))) if self.itemproc.is_empty() => {
                     // No pipelines: Scrapy's chain would fire at once (`itemproc_size`

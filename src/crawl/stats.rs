@@ -266,11 +266,9 @@ mod tests {
         let keys: Vec<String> = (0..200)
             .map(|i| format!("k/{}{}", "x".repeat(i % 7), i))
             .collect();
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = crate::util::xorshift(0x9E37_79B9_7F4A_7C15);
         for step in 0..50_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
+            let state = next();
             let key = &keys[(state % 200) as usize];
             let n = (state >> 20) as i64 % 100;
             match (state >> 40) % 6 {

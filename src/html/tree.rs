@@ -543,13 +543,8 @@ mod tests {
         let names = [
             "b", "i", "div", "p", "td", "tr", "table", "span", "a", "li", "body",
         ];
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut rng = crate::util::xorshift(0x2545_f491_4f6c_dd1d);
+        let mut next = |n: usize| (rng() % n as u64) as usize;
         for _ in 0..300 {
             let mut page = String::new();
             for _ in 0..60 {

@@ -586,13 +586,10 @@ mod tests {
             "a/",
             "a/../",
         ];
-        let mut state: u64 = 0x0DDB_1A5E_5BAD_5EED;
+        let mut next = crate::util::xorshift(0x0DDB_1A5E_5BAD_5EED);
         let (mut shortcut, mut total, mut relative_hits) = (0, 0, 0);
         for _ in 0..200_000 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let mut r = state;
+            let mut r = next();
             let mut url = String::from(heads[(r % heads.len() as u64) as usize]);
             for _ in 0..(r >> 8) % 16 {
                 r = r.rotate_left(5).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -638,13 +635,10 @@ mod tests {
         }
         assert!(fast > 1000, "{fast}");
         let alphabet: Vec<char> = "a/?#;:.@[]% é\t".chars().collect();
-        let mut state: u64 = 0x1234_5678_9ABC_DEF1;
+        let mut next = crate::util::xorshift(0x1234_5678_9ABC_DEF1);
         for _ in 0..100_000 {
             let mut url = String::from("http://");
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let mut r = state;
+            let mut r = next();
             for _ in 0..(r % 20) {
                 r = r.rotate_left(5).wrapping_mul(0x9E37_79B9_7F4A_7C15);
                 url.push(alphabet[(r >> 33) as usize % alphabet.len()]);

@@ -402,13 +402,7 @@ mod tests {
             "0", "1", "9", "25", "255", "256", "00", "012", "1000", "0x", "0x1f", "xn--", "xn--a",
             "a", "-", "1a", "", "7", "42", "199",
         ];
-        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::util::xorshift(0x2545_F491_4F6C_DD1D);
         let (mut admitted, mut refused) = (0, 0);
         for _ in 0..100_000 {
             let labels: Vec<&str> = (0..1 + next() % 6)
@@ -478,22 +472,16 @@ mod tests {
         let alphabet: Vec<char> = "aZ09.-:/?#%;@[]\\ '\"<>^`{|}~!$&()*+,=_\té"
             .chars()
             .collect();
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::util::xorshift(0x9E37_79B9_7F4A_7C15);
         for _ in 0..200_000 {
-            let mut url = String::from(if next() % 2 == 0 {
+            let mut url = String::from(if next().is_multiple_of(2) {
                 "http://"
             } else {
                 "https://"
             });
             for _ in 0..next() % 24 {
                 let r = next();
-                url.push(if r % 3 == 0 {
+                url.push(if r.is_multiple_of(3) {
                     'a'
                 } else {
                     alphabet[(r as usize / 3) % alphabet.len()]
