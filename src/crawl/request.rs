@@ -176,17 +176,18 @@ impl Drop for Request {
         let Some(mut extra) = self.extra.take() else {
             return;
         };
-        // Only the last holder's box, and only when all it holds besides its inline
-        // parts is gone with the reset (no capacity is kept from one request to the
-        // next).
-        let Some(e) = Rc::get_mut(&mut extra) else {
+        // Only the last holder's box, and only when the spare list has room: it is
+        // emptied first (nothing, not even capacity, goes from one request to the
+        // next), outside the list's borrow.
+        let room = SPARE
+            .try_with(|s| s.try_borrow().is_ok_and(|s| s.len() < SPARE_EXTRAS))
+            .unwrap_or(false);
+        let Some(e) = Rc::get_mut(&mut extra).filter(|_| room) else {
             return;
         };
         *e = Extra::default();
         let _ = SPARE.try_with(|s| {
-            if let Ok(mut s) = s.try_borrow_mut()
-                && s.len() < SPARE_EXTRAS
-            {
+            if let Ok(mut s) = s.try_borrow_mut() {
                 s.push(extra);
             }
         });
