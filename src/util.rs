@@ -293,35 +293,51 @@ pub fn memchr2_near(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
 /// keeps, and searched with `memchr::memmem` (SIMD, rare-byte prefilter), chunks
 /// overlapping by the needle's length less one.
 pub fn contains_ascii_ci(hay: &[u8], needle_lower: &[u8]) -> bool {
+    let [found] = contains_each_ascii_ci(hay, [needle_lower]);
+    found
+}
+
+/// [`contains_ascii_ci`] for several needles in one lower-casing pass: whether `hay`
+/// contains each of `needles` (lower-case ASCII), in their order. A page's head is
+/// asked for both `refresh` and `<base` at once (the meta refresh and the base URL).
+pub fn contains_each_ascii_ci<const N: usize>(hay: &[u8], needles: [&[u8]; N]) -> [bool; N] {
     const CHUNK: usize = 4096;
     thread_local! {
         static LOWER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
-    if needle_lower.is_empty() {
-        return true;
+    let mut found = needles.map(<[u8]>::is_empty);
+    // Needles over half a chunk (none in the crate) are compared window by window.
+    for (f, n) in found.iter_mut().zip(needles) {
+        if n.len() > CHUNK / 2 {
+            *f = hay.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n));
+        }
     }
-    if needle_lower.len() > CHUNK / 2 {
-        return hay
-            .windows(needle_lower.len())
-            .any(|w| w.eq_ignore_ascii_case(needle_lower));
-    }
-    let finder = memchr::memmem::Finder::new(needle_lower);
-    let overlap = needle_lower.len() - 1;
+    let shortest = needles.iter().map(|n| n.len()).min().unwrap_or(0).max(1);
+    let overlap = needles
+        .iter()
+        .map(|n| n.len())
+        .filter(|&l| l <= CHUNK / 2)
+        .max()
+        .unwrap_or(1)
+        .saturating_sub(1);
+    let finders = needles.map(memchr::memmem::Finder::new);
     LOWER.with_borrow_mut(|buf| {
         let mut start = 0;
-        while hay.len() - start >= needle_lower.len() {
+        while !found.iter().all(|&f| f) && hay.len() - start >= shortest {
             let end = (start + CHUNK).min(hay.len());
             buf.clear();
             buf.extend(hay[start..end].iter().map(u8::to_ascii_lowercase));
-            if finder.find(buf).is_some() {
-                return true;
+            for (f, finder) in found.iter_mut().zip(&finders) {
+                if !*f && finder.needle().len() <= CHUNK / 2 && finder.find(buf).is_some() {
+                    *f = true;
+                }
             }
             if end == hay.len() {
                 break;
             }
             start = end - overlap;
         }
-        false
+        found
     })
 }
 
@@ -523,6 +539,19 @@ mod base64_tests {
                     "{t:?} {needle}"
                 );
             }
+            let naive = |n: &str| {
+                t.as_bytes()
+                    .windows(n.len())
+                    .any(|w| w.eq_ignore_ascii_case(n.as_bytes()))
+            };
+            assert_eq!(
+                super::contains_each_ascii_ci(
+                    t.as_bytes(),
+                    [&b"refresh"[..], b"<base", b"", "ツ".as_bytes()]
+                ),
+                [naive("refresh"), naive("<base"), true, naive("ツ")],
+                "{t:?}"
+            );
         }
     }
 
@@ -547,6 +576,16 @@ mod base64_tests {
                         naive,
                         "{at} {pad} {needle}"
                     );
+                    // Asked together with a needle found early or never: each answer
+                    // is its own (the pass goes on until all are found or the end).
+                    for other in [&b"a"[..], b"zzzz", b"<base"] {
+                        assert_eq!(
+                            super::contains_each_ascii_ci(t.as_bytes(), [other, needle.as_bytes()])
+                                [1],
+                            naive,
+                            "{at} {pad} {needle} with {other:?}"
+                        );
+                    }
                 }
                 for n in [0, 4095, 4096, 4097, at, at + 3, t.len(), t.len() + 1] {
                     let naive = t.char_indices().nth(n).map_or(&t[..], |(i, _)| &t[..i]);

@@ -40,7 +40,13 @@ struct Inner {
     base: OnceCell<Url>,
     /// The base URL as Scrapy's `get_base_url` writes it (for `follow`).
     scrapy_base: OnceCell<String>,
+    /// Whether the text's head ([`HEAD_CHARS`]) mentions `refresh` and `<base`.
+    head: OnceCell<[bool; 2]>,
 }
+
+/// How much of a page's text Scrapy reads for a meta refresh and a `<base href>`
+/// (`response.text[0:4096]` in both).
+pub(crate) const HEAD_CHARS: usize = 4096;
 
 /// A response's body: its bytes, held as a `String` when they are valid UTF-8. The
 /// check runs once, when the response is built, and moves the buffer without copying
@@ -151,6 +157,7 @@ impl ResponseBuilder {
                 dom: OnceCell::new(),
                 base: OnceCell::new(),
                 scrapy_base: OnceCell::new(),
+                head: OnceCell::new(),
             }),
         }
     }
@@ -255,6 +262,22 @@ impl Response {
         self.inner
             .encoding
             .get_or_init(|| detect_encoding(&self.inner.headers, &self.inner.body))
+    }
+
+    /// The first [`HEAD_CHARS`] characters of the text, where Scrapy looks for a meta
+    /// refresh and a `<base href>`.
+    pub(crate) fn head(&self) -> &str {
+        crate::util::prefix_chars(self.text(), HEAD_CHARS)
+    }
+
+    /// Whether [`head`](Self::head) holds `refresh` and `<base` (ASCII case ignored):
+    /// the prefilters of the meta refresh and the base URL, answered in one pass over
+    /// the head for both.
+    pub(crate) fn head_mentions(&self) -> (bool, bool) {
+        let [refresh, base] = *self.inner.head.get_or_init(|| {
+            crate::util::contains_each_ascii_ci(self.head().as_bytes(), [b"refresh", b"<base"])
+        });
+        (refresh, base)
     }
 
     /// The body decoded to text (no copy when it is valid UTF-8).
@@ -368,8 +391,10 @@ impl Response {
         self.inner.scrapy_base.get_or_init(|| {
             let page = self.scrapy_url().into_owned();
             // `response.text[0:4096]`: the first 4,096 characters.
-            let text = self.text();
-            let Some(href) = super::basehref::base_href(crate::util::prefix_chars(text, 4096))
+            let (_, mentions_base) = self.head_mentions();
+            let Some(href) = mentions_base
+                .then(|| super::basehref::base_href(self.head()))
+                .flatten()
             else {
                 return page;
             };

@@ -320,19 +320,16 @@ pub fn redirect_target(request: &Request, location: &[u8]) -> Result<Request, St
     Request::get(&joined).map_err(|e| e.to_string())
 }
 
-/// How much of a page Scrapy looks at for a meta refresh (`response.text[0:4096]`).
-pub const META_REFRESH_SCAN: usize = 4096;
-
 /// Scrapy's `get_meta_refresh`: the first `<meta http-equiv="refresh">` outside
 /// `ignore_tags` whose content has a URL, as (delay, absolute URL as w3lib returns it),
 /// found in the first
 /// 4,096 characters of the page only — a 50 MB page is never parsed whole for it.
 pub fn get_meta_refresh(response: &Response, ignore_tags: &[String]) -> Option<(f64, String)> {
-    let text = response.text();
-    let head = crate::util::prefix_chars(text, META_REFRESH_SCAN);
-    if !crate::util::contains_ascii_ci(head.as_bytes(), b"refresh") {
+    let (mentions_refresh, _) = response.head_mentions();
+    if !mentions_refresh {
         return None;
     }
+    let head = response.head();
     let doc = crate::html::Document::parse(head);
     for el in doc.elements() {
         if !el.name().eq_ignore_ascii_case("meta") {

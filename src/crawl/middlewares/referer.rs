@@ -89,37 +89,43 @@ impl ReferrerPolicy {
     /// [`referrer`](Self::referrer) with the page's stripped forms computed once for
     /// all the requests it yields.
     pub fn referrer_from<'a>(self, from: &'a Referrers, to: &Url) -> Option<&'a str> {
-        self.decide(from, to.scheme(), || to)
+        self.decide(from, tls_scheme(to.scheme()), || to)
     }
 
     /// [`referrer_from`](Self::referrer_from) for a request: its URL is parsed only
     /// when the policy compares origins (the scheme of Scrapy's string decides a
     /// downgrade; `safe_url_string` lower-cases it as the `url` crate does).
     pub fn referrer_for<'a>(self, from: &'a Referrers, to: &Request) -> Option<&'a str> {
-        let text = to.url_str();
-        let scheme = memchr::memchr(b':', text.as_bytes()).map_or("", |i| &text[..i]);
-        self.decide(from, scheme, || to.url())
+        let text = to.url_str().as_bytes();
+        // The scheme is short: a loop to the first `:` costs less than a `memchr` call.
+        let scheme = text
+            .iter()
+            .position(|&b| b == b':')
+            .map_or(&b""[..], |i| &text[..i]);
+        self.decide(from, tls_scheme_bytes(scheme), || to.url())
     }
 
+    /// The decision for a request to `to` (whose scheme is `to_tls`, or not) from
+    /// `from`.
     fn decide<'a, 'u>(
         self,
         from: &'a Referrers,
-        to_scheme: &str,
+        to_tls: bool,
         to: impl Fn() -> &'u Url,
     ) -> Option<&'a str> {
         let page = &from.page;
-        if matches!(page.scheme(), "file" | "data" | "about" | "blob") {
+        if from.opaque {
             return None;
         }
         let full = || from.full();
         let origin = || from.origin();
         let same_origin = || same_origin(page, to());
-        let downgrade = tls_protected(page) && !tls_scheme(to_scheme);
+        let downgrade = from.tls && !to_tls;
         match self {
             Self::NoReferrer => None,
             Self::NoReferrerWhenDowngrade => (!downgrade).then(full).flatten(),
             Self::ScrapyDefault => {
-                if page.scheme() == "s3" || downgrade {
+                if from.s3 || downgrade {
                     None
                 } else {
                     full()
@@ -156,15 +162,26 @@ pub struct Referrers {
     page: Url,
     full: std::cell::OnceCell<Option<String>>,
     origin: std::cell::OnceCell<Option<String>>,
+    /// The page's scheme, read once for all the requests it yields: `file`, `data`,
+    /// `about` or `blob` (no referrer under any policy); TLS-protected; `s3`.
+    opaque: bool,
+    tls: bool,
+    s3: bool,
 }
 
 impl Referrers {
     /// The referrer forms of `page`.
     pub fn new(page: Url) -> Self {
+        let scheme = page.scheme();
+        let opaque = matches!(scheme, "file" | "data" | "about" | "blob");
+        let (tls, s3) = (tls_scheme(scheme), scheme == "s3");
         Self {
             page,
             full: std::cell::OnceCell::new(),
             origin: std::cell::OnceCell::new(),
+            opaque,
+            tls,
+            s3,
         }
     }
 
@@ -198,12 +215,12 @@ fn same_origin(a: &Url, b: &Url) -> bool {
         && a.port_or_known_default() == b.port_or_known_default()
 }
 
-fn tls_protected(u: &Url) -> bool {
-    tls_scheme(u.scheme())
+fn tls_scheme(scheme: &str) -> bool {
+    tls_scheme_bytes(scheme.as_bytes())
 }
 
-fn tls_scheme(scheme: &str) -> bool {
-    matches!(scheme, "https" | "ftps" | "wss")
+fn tls_scheme_bytes(scheme: &[u8]) -> bool {
+    matches!(scheme, b"https" | b"ftps" | b"wss")
 }
 
 /// The URL as a referrer: no credentials, no fragment; `origin_only` keeps
