@@ -69,16 +69,43 @@ impl std::fmt::Debug for RobotsTxtMiddleware {
 }
 
 fn origin_key(url: &Url) -> Option<String> {
-    use std::fmt::Write as _;
-    let host = url.host_str()?;
-    let port = url.port_or_known_default()?;
-    // One allocation: the scheme, the lower-cased host and up to 5 port digits.
-    let mut key = String::with_capacity(url.scheme().len() + host.len() + 9);
+    let mut key = String::new();
+    origin_key_into(url, &mut key).then_some(key)
+}
+
+/// Writes `url`'s origin key (the scheme, the lower-cased host and the port) into
+/// `key`; false when the URL has no host or port.
+fn origin_key_into(url: &Url, key: &mut String) -> bool {
+    let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
+        return false;
+    };
+    key.clear();
+    // One allocation at most: the scheme, the host and up to 5 port digits.
+    key.reserve(url.scheme().len() + host.len() + 9);
     key.push_str(url.scheme());
     key.push_str("://");
     key.extend(host.chars().map(|c| c.to_ascii_lowercase()));
-    let _ = write!(key, ":{port}");
-    Some(key)
+    key.push(':');
+    // The port's digits without the formatting machinery.
+    let mut digits = [0u8; 5];
+    let mut n = 5;
+    let mut p = port;
+    loop {
+        n -= 1;
+        digits[n] = b'0' + (p % 10) as u8;
+        p /= 10;
+        if p == 0 || n == 0 {
+            break;
+        }
+    }
+    key.extend(digits[n..].iter().map(|&d| char::from(d)));
+    true
+}
+
+thread_local! {
+    /// The buffer a request's origin key is written into to look its robots.txt up
+    /// (the key is copied only when the origin is new).
+    static KEY: RefCell<String> = const { RefCell::new(String::new()) };
 }
 
 impl RobotsTxtMiddleware {
@@ -320,6 +347,22 @@ impl DownloaderMiddleware for RobotsTxtMiddleware {
         {
             return Ok(RequestOutcome::Continue);
         }
+        // The usual case, an origin whose robots.txt is in: looked up with the key in
+        // the thread's buffer, without a copy of it.
+        let ready = KEY.with_borrow_mut(|key| {
+            if !origin_key_into(request.url(), key) {
+                return Err(());
+            }
+            Ok(match self.entries.borrow().get(key.as_str()) {
+                Some(Entry::Ready(r)) => Some(r.clone()),
+                _ => None,
+            })
+        });
+        match ready {
+            Err(()) => return Ok(RequestOutcome::Continue),
+            Ok(Some(robots)) => return self.check(&robots, request.url(), request),
+            Ok(None) => {}
+        }
         let Some(key) = origin_key(request.url()) else {
             return Ok(RequestOutcome::Continue);
         };
@@ -361,5 +404,36 @@ impl DownloaderMiddleware for RobotsTxtMiddleware {
                 (Err(f), _) => Err(f),
             },
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_keys_name_scheme_host_and_port() {
+        // The key the formatting machinery wrote before (scheme, lower-cased host,
+        // port in decimal), for every port width, default ports and IP hosts; a
+        // reused buffer holds nothing of the previous key.
+        let mut buf = String::from("stale");
+        for (url, want) in [
+            ("http://Example.COM/x", "http://example.com:80"),
+            ("https://a.test/", "https://a.test:443"),
+            ("http://a.test:0/", "http://a.test:0"),
+            ("http://a.test:7/", "http://a.test:7"),
+            ("http://a.test:10/", "http://a.test:10"),
+            ("http://a.test:808/", "http://a.test:808"),
+            ("http://127.0.0.1:8089/s", "http://127.0.0.1:8089"),
+            ("http://[::1]:65535/", "http://[::1]:65535"),
+            ("ftp://f.test/", "ftp://f.test:21"),
+        ] {
+            let u = Url::parse(url).expect("test URL");
+            assert_eq!(origin_key(&u).as_deref(), Some(want), "{url}");
+            assert!(origin_key_into(&u, &mut buf));
+            assert_eq!(buf, want, "{url}");
+        }
+        let no_host = Url::parse("data:text/plain,x").expect("test URL");
+        assert_eq!(origin_key(&no_host), None);
     }
 }
