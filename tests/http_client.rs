@@ -417,6 +417,13 @@ fn cancel_aborts_the_download() {
     let f = net.run(d).unwrap_err();
     assert!(f.check::<CancelledError>());
     assert_eq!(net.client.idle_connections(), 0);
+    // The canceller reached the transfer: its connection is aborted and gone from
+    // the reactor (a Deferred cancelled without it errbacks all the same).
+    assert_eq!(
+        net.reactor.handle().source_count(),
+        0,
+        "the connection is still open"
+    );
     assert_eq!(net.get(&srv.url("/index.html")).unwrap().status, 200);
 }
 

@@ -76,6 +76,18 @@ impl Method {
             Self::Other(s) => s.as_str(),
         }
     }
+
+    /// The method name, borrowed for the standard methods (no copy per download).
+    pub fn to_cow(&self) -> std::borrow::Cow<'static, str> {
+        match self {
+            Self::Other(s) => std::borrow::Cow::Owned(s.as_str().to_owned()),
+            Self::Get => std::borrow::Cow::Borrowed("GET"),
+            Self::Post => std::borrow::Cow::Borrowed("POST"),
+            Self::Head => std::borrow::Cow::Borrowed("HEAD"),
+            Self::Put => std::borrow::Cow::Borrowed("PUT"),
+            Self::Delete => std::borrow::Cow::Borrowed("DELETE"),
+        }
+    }
 }
 
 impl fmt::Debug for Method {

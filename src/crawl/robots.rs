@@ -388,35 +388,35 @@ impl RobotsTxt {
 
     /// The groups for `user_agent`: those naming its product token (RFC 9309 §2.2.1,
     /// case-insensitive, merged), else the `*` groups. `true` with the specific ones.
-    fn groups_for<'a>(&'a self, user_agent: &str) -> (Vec<&'a Group>, bool) {
+    fn groups_for<'a>(
+        &'a self,
+        user_agent: &'a str,
+    ) -> (impl Iterator<Item = &'a Group> + 'a, bool) {
         // The caller's product token: its user agent up to the first `/` or space
         // (`trawl/0.1 (+https://...)` → `trawl`), compared whole as Google compares
-        // the agent it is given.
+        // the agent it is given (a group's tokens are lower-case ASCII: comparing
+        // them with the token's ASCII case ignored is comparing with its lower case,
+        // without writing it out).
         let token = user_agent
             .trim()
             .split(|c: char| c == '/' || c.is_whitespace())
             .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        let specific: Vec<&Group> = self
-            .groups
-            .iter()
-            .filter(|g| {
-                !token.is_empty()
-                    && g.agents
-                        .iter()
-                        .any(|a| matches!(a, Agent::Token(t) if *t == token))
-            })
-            .collect();
-        if !specific.is_empty() {
-            return (specific, true);
-        }
-        let global = self
-            .groups
-            .iter()
-            .filter(|g| g.agents.contains(&Agent::Global))
-            .collect();
-        (global, false)
+            .unwrap_or("");
+        let names_token = move |g: &Group| {
+            !token.is_empty()
+                && g.agents
+                    .iter()
+                    .any(|a| matches!(a, Agent::Token(t) if t.eq_ignore_ascii_case(token)))
+        };
+        let specific = self.groups.iter().any(names_token);
+        let groups = self.groups.iter().filter(move |g| {
+            if specific {
+                names_token(g)
+            } else {
+                g.agents.contains(&Agent::Global)
+            }
+        });
+        (groups, specific)
     }
 
     /// Whether `user_agent` may fetch `url`: Google's longest-match rule over the
@@ -446,7 +446,7 @@ impl RobotsTxt {
         };
         let (groups, _) = self.groups_for(user_agent);
         let (mut allow, mut disallow) = (-1i64, -1i64);
-        for r in groups.iter().flat_map(|g| g.rules.iter()) {
+        for r in groups.flat_map(|g| g.rules.iter()) {
             let len = r.pattern.len() as i64;
             if r.allow {
                 if pattern_matches(&r.pattern, &target) {

@@ -137,25 +137,27 @@ impl HttpClient {
             Ok(k) => k,
             Err(e) => return crate::defer::fail(e),
         };
-        let ctx_cell: Rc<RefCell<Weak<Ctx>>> = Rc::new(RefCell::new(Weak::new()));
-        let cell = ctx_cell.clone();
-        let result = Deferred::with_canceller(move |_: &Deferred<HttpResponse>| {
-            if let Some(ctx) = cell.borrow().upgrade() {
-                ctx.fail(Failure::new(CancelledError));
+        // The canceller reaches the transfer through a weak reference made with it.
+        let ctx = Rc::new_cyclic(|me: &Weak<Ctx>| {
+            let me = me.clone();
+            let d = Deferred::with_canceller(move |_: &Deferred<HttpResponse>| {
+                if let Some(ctx) = me.upgrade() {
+                    ctx.fail(Failure::new(CancelledError));
+                }
+            });
+            Ctx {
+                req,
+                key,
+                result: d,
+                done: Cell::new(false),
+                timer: RefCell::new(None),
+                conn: RefCell::new(None),
+                connecting: RefCell::new(None),
+                retried: Cell::new(false),
+                fd_waits: Cell::new(0),
             }
         });
-        let ctx = Rc::new(Ctx {
-            req,
-            key,
-            result: result.clone(),
-            done: Cell::new(false),
-            timer: RefCell::new(None),
-            conn: RefCell::new(None),
-            connecting: RefCell::new(None),
-            retried: Cell::new(false),
-            fd_waits: Cell::new(0),
-        });
-        *ctx_cell.borrow_mut() = Rc::downgrade(&ctx);
+        let result = ctx.result.clone();
         let timeout = ctx.req.timeout;
         if timeout > 0.0 && timeout.is_finite() {
             let weak = Rc::downgrade(&ctx);

@@ -15,8 +15,8 @@ use crate::proto::http1::Limits;
 /// One request to send.
 #[derive(Debug, Clone)]
 pub struct HttpRequest {
-    /// The method, upper case.
-    pub method: String,
+    /// The method, upper case (borrowed for the standard ones).
+    pub method: std::borrow::Cow<'static, str>,
     /// The URL (http or https; the fragment is never sent).
     pub url: Url,
     /// Headers to send, in order.
@@ -94,7 +94,7 @@ impl HttpRequest {
 
     pub(super) fn idempotent(&self) -> bool {
         matches!(
-            self.method.as_str(),
+            &*self.method,
             "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE"
         )
     }

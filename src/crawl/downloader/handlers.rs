@@ -98,7 +98,7 @@ impl DownloadHandler for HttpHandler {
             _ => None,
         };
         let http = HttpRequest {
-            method: request.method().as_str().to_owned(),
+            method: request.method().to_cow(),
             url,
             headers: request.headers().clone(),
             body: request.body().to_vec(),

@@ -545,8 +545,9 @@ impl Downloader {
 
     fn download(&self, slot: &Rc<Slot>, request: Request, d: Deferred<Response>) {
         slot.transferring.set(slot.transferring.get() + 1);
-        let scheme = request.url().scheme().to_ascii_lowercase();
-        let result = match self.handlers.get(&scheme) {
+        // The `url` crate's scheme is lower-case already: looked up as it is.
+        let scheme = request.url().scheme();
+        let result = match self.handlers.get(scheme) {
             Some(h) => {
                 let h = h.clone();
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

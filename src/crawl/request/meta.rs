@@ -9,11 +9,31 @@ use serde_json::{Map, Value};
 /// `Request.meta`: a small ordered map of JSON values. Linear lookups beat hashing for
 /// the handful of keys requests carry. The first entry is held inline (most requests
 /// carry one key, `depth`), the others in a vector.
-#[derive(Clone, Default, PartialEq)]
+#[derive(Default, PartialEq)]
 pub struct Meta {
     /// The first entry; `None` only when `rest` is empty too.
     first: Option<(MetaKey, Value)>,
     rest: Vec<(MetaKey, Value)>,
+}
+
+/// Room a copied `meta` keeps for the keys written after a copy: a request's box is
+/// copied when a holder writes to it while another holds it (the engine's copy during
+/// the download), and the download path then adds `download_slot`, `download_timeout`
+/// and `download_latency` — with an exact-size copy, a reallocation.
+const COPY_ROOM: usize = 4;
+
+impl Clone for Meta {
+    fn clone(&self) -> Self {
+        let mut rest = Vec::new();
+        if !self.rest.is_empty() {
+            rest.reserve_exact(self.rest.len() + COPY_ROOM);
+            rest.extend(self.rest.iter().cloned());
+        }
+        Self {
+            first: self.first.clone(),
+            rest,
+        }
+    }
 }
 
 /// The `meta` of a request that has none.
@@ -253,5 +273,28 @@ mod tests {
     #[test]
     fn known_meta_keys_are_sorted() {
         assert!(KNOWN_META_KEYS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn a_copy_is_equal_and_has_room_for_the_download_keys() {
+        for n in 0..6 {
+            let mut m = Meta::new();
+            for i in 0..n {
+                m.insert(&format!("k{i}"), i);
+            }
+            let copy = m.clone();
+            assert!(copy == m, "{n}");
+            assert_eq!(copy.len(), n);
+            let room = copy.rest.capacity() - copy.rest.len();
+            assert!(n < 2 || room >= COPY_ROOM, "{n}: room for {room}");
+            // Three more keys written to the copy do not move its entries.
+            let mut copy = copy;
+            let at = copy.rest.as_ptr();
+            for key in ["download_slot", "download_timeout", "download_latency"] {
+                copy.insert_static(key, 1);
+            }
+            assert!(n < 2 || copy.rest.as_ptr() == at, "{n}: reallocated");
+            assert_eq!(copy.len(), n + 3);
+        }
     }
 }
