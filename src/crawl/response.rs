@@ -199,10 +199,11 @@ impl Response {
     /// naming HTML, or no type and a body that starts like markup.
     pub fn is_html(&self) -> bool {
         match self.inner.headers.get_str("Content-Type") {
-            Some(ct) => {
-                let ct = ct.to_ascii_lowercase();
-                ct.contains("html")
-            }
+            // `"html" in content_type.lower()`, without the lower-cased copy.
+            Some(ct) => ct
+                .as_bytes()
+                .windows(4)
+                .any(|w| w.eq_ignore_ascii_case(b"html")),
             None => self
                 .inner
                 .body
@@ -669,6 +670,30 @@ mod tests {
     fn resp(headers: &[(&str, &str)], body: &[u8]) -> Response {
         let req = Request::get("http://example.com/dir/page.html").unwrap();
         Response::new(req, 200, headers.iter().copied().collect(), body.to_vec())
+    }
+
+    #[test]
+    fn html_is_named_by_the_content_type_in_any_case_else_by_a_leading_tag() {
+        // Python's `"html" in content_type.lower()` (an ASCII lowering here, as the
+        // header is ASCII), and a body starting with `<` without the header.
+        for (ct, html) in [
+            ("text/html; charset=utf-8", true),
+            ("TEXT/HTML", true),
+            ("application/xhtml+xml", true),
+            ("x-HtMl", true),
+            ("htm", false),
+            ("text/plain", false),
+            ("", false),
+            ("h\u{e9}tml", false),
+        ] {
+            assert_eq!(
+                resp(&[("Content-Type", ct)], b"<p>").is_html(),
+                html,
+                "{ct}"
+            );
+        }
+        assert!(resp(&[], b"  <p>").is_html());
+        assert!(!resp(&[], b"p<").is_html());
     }
 
     #[test]

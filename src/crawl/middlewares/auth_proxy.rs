@@ -133,10 +133,10 @@ impl DownloaderMiddleware for HttpAuthMiddleware {
         if request.headers().contains("Authorization") {
             return Ok(RequestOutcome::Continue);
         }
-        let url = request.url().clone();
         // Per-request credentials (meta), for this request's own host by default.
         let meta = request.meta();
         if meta.contains_key("http_user") || meta.contains_key("http_pass") {
+            let url = request.url().clone();
             let user = meta.get_str("http_user").unwrap_or("").to_owned();
             let pass = meta.get_str("http_pass").unwrap_or("").to_owned();
             let allowed = match meta.get_str("http_auth_domain") {
@@ -153,20 +153,22 @@ impl DownloaderMiddleware for HttpAuthMiddleware {
         let Some(auth) = &self.auth else {
             return Ok(RequestOutcome::Continue);
         };
+        let url = request.url();
         let mut domain = self.domain.borrow_mut();
         if *domain == AuthDomain::FirstRequest {
             // Only a request with a host may fix the domain (a `data:` URL must not
             // open the credentials to everyone).
-            match netloc(&url) {
+            match netloc(url) {
                 Some(n) => *domain = AuthDomain::Domain(n),
                 None => return Ok(RequestOutcome::Continue),
             }
         }
         let send = match &*domain {
             AuthDomain::Any => true,
-            AuthDomain::Domain(d) => domain_allows(d, &url),
+            AuthDomain::Domain(d) => domain_allows(d, url),
             AuthDomain::FirstRequest => false,
         };
+        drop(domain);
         if send {
             request.headers_mut().set("Authorization", auth);
         }

@@ -56,12 +56,15 @@ impl OffsiteMiddleware {
     }
 
     fn allowed(&self, host: &str) -> bool {
-        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        // The domains are lower-case: the host is compared with its ASCII case
+        // ignored, which is comparing its lower-cased copy without making one.
+        let host = host.trim_end_matches('.').as_bytes();
         self.domains.iter().any(|d| {
-            host == *d
+            let d = d.as_bytes();
+            host.eq_ignore_ascii_case(d)
                 || (host.len() > d.len()
-                    && host.ends_with(d.as_str())
-                    && host.as_bytes()[host.len() - d.len() - 1] == b'.')
+                    && host[host.len() - d.len()..].eq_ignore_ascii_case(d)
+                    && host[host.len() - d.len() - 1] == b'.')
         })
     }
 }
@@ -275,5 +278,36 @@ impl DownloaderMiddleware for DownloaderStats {
                 .inc(&format!("downloader/exception_type_count/{kind}"));
         }
         Ok(ExceptionOutcome::Continue)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsite_hosts_match_their_domain_and_its_subdomains_in_any_case() {
+        // Scrapy's host regex: `^(.*\.)?(example\.com|b\.test)$`, case-insensitive,
+        // on the host with trailing dots removed (the domains are stored lower-case).
+        let m = OffsiteMiddleware {
+            crawler: Weak::new(),
+            domains: vec!["example.com".into(), "b.test".into()],
+            seen: Default::default(),
+        };
+        for (host, allowed) in [
+            ("example.com", true),
+            ("EXAMPLE.com", true),
+            ("www.Example.COM", true),
+            ("example.com.", true),
+            ("a.b.test..", true),
+            ("notexample.com", false),
+            ("example.com.evil", false),
+            (".example.com", true),
+            ("xample.com", false),
+            ("", false),
+            ("b.test\u{e9}", false),
+        ] {
+            assert_eq!(m.allowed(host), allowed, "{host}");
+        }
     }
 }

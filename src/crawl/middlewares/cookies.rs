@@ -165,20 +165,25 @@ impl DownloaderMiddleware for CookiesMiddleware {
         }
         let mut jars = self.jars.borrow_mut();
         let jar = jars.entry(jar_key(request)).or_default();
-        let url = request.url().clone();
-        let secure = if url.scheme() == "https" {
-            "; Secure"
-        } else {
-            ""
-        };
-        for (name, value) in request.cookies() {
-            // As Scrapy: request cookies on https are Secure (never sent over http).
-            if !jar.set_cookie(&format!("{name}={value}{secure}"), &url) {
-                log::warn!("Invalid cookie {name:?} in {request}: not stored");
+        // The jar is read with the request's own URL (no copy of it): the header is
+        // computed before the request's headers are written.
+        let header = {
+            let url = request.url();
+            let secure = if url.scheme() == "https" {
+                "; Secure"
+            } else {
+                ""
+            };
+            for (name, value) in request.cookies() {
+                // As Scrapy: request cookies on https are Secure (never sent over http).
+                if !jar.set_cookie(&format!("{name}={value}{secure}"), url) {
+                    log::warn!("Invalid cookie {name:?} in {request}: not stored");
+                }
             }
-        }
+            jar.cookie_header(url)
+        };
         request.headers_mut().remove("Cookie");
-        if let Some(header) = jar.cookie_header(&url) {
+        if let Some(header) = header {
             if self.debug {
                 log::debug!("Sending cookies to: {request}\nCookie: {header}");
             }
