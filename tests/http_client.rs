@@ -428,6 +428,35 @@ fn cancel_aborts_the_download() {
 }
 
 #[test]
+fn idle_connections_are_kept_up_to_the_cap_per_key() {
+    // Four transfers at once on four connections to one host: when they end, the
+    // pool keeps `max_idle_per_key` of them and closes the rest; a cap of 0 keeps
+    // none (and a later request still gets a connection).
+    let srv = server();
+    for cap in [0, 1, 3, 8] {
+        let mut net = Net::new();
+        let mut config = trawl::client::http::HttpClientConfig::new().unwrap();
+        config.max_idle_per_key = cap;
+        net.client = trawl::client::http::HttpClient::new(&net.reactor.handle(), config);
+        let ds = (0..4)
+            .map(|i| {
+                net.client
+                    .request(req(&srv.url(&format!("/delay/{}", 20 + i))))
+            })
+            .collect();
+        let all = trawl::defer::gather_results(ds, true);
+        assert_eq!(net.run(all).unwrap().len(), 4);
+        assert_eq!(net.client.counters().connections, 4, "cap {cap}");
+        assert_eq!(net.client.idle_connections(), cap.min(4), "cap {cap}");
+        assert_eq!(net.get(&srv.url("/index.html")).unwrap().status, 200);
+        assert_eq!(
+            net.client.idle_connections(),
+            cap.min(4).max(usize::from(cap > 0))
+        );
+    }
+}
+
+#[test]
 fn slow_drip_is_received_whole() {
     let srv = server();
     let mut net = Net::new();

@@ -384,12 +384,18 @@ impl Inner {
         let max = self.config.max_idle_per_key;
         let accepted = {
             let mut idle = self.idle.borrow_mut();
-            let list = idle.entry(conn.key.clone()).or_default();
-            if list.len() < max {
-                list.push(conn.clone());
-                true
-            } else {
-                false
+            // The key is copied only for a key with no idle list yet.
+            match idle.get_mut(&conn.key) {
+                Some(list) if list.len() >= max => false,
+                Some(list) => {
+                    list.push(conn.clone());
+                    true
+                }
+                None if max == 0 => false,
+                None => {
+                    idle.insert(conn.key.clone(), vec![conn.clone()]);
+                    true
+                }
             }
         };
         if !accepted {

@@ -204,6 +204,9 @@ pub struct Downloader {
     activity: Rc<SlotActivity>,
     slot_gc: RefCell<Option<LoopingCall>>,
     rng: Cell<u64>,
+    /// The download function handed to the middleware manager with every request:
+    /// made once (it holds only a weak reference to the downloader).
+    download_fn: std::cell::OnceCell<DownloadFn>,
     me: Weak<Downloader>,
 }
 
@@ -279,6 +282,7 @@ impl Downloader {
             activity: Rc::new(SlotActivity::default()),
             slot_gc: RefCell::new(None),
             rng: Cell::new(seed | 1),
+            download_fn: std::cell::OnceCell::new(),
             me: me.clone(),
         });
         if per_ip > 0 {
@@ -445,11 +449,16 @@ impl Downloader {
     /// Downloads `request` through the middlewares (Scrapy's `Downloader.fetch`).
     pub fn fetch(&self, request: Request) -> Deferred<DownloadOutput> {
         self.active.set(self.active.get() + 1);
-        let me = self.me.clone();
-        let download: DownloadFn = Rc::new(move |r: &mut Request| match me.upgrade() {
-            Some(d) => d.enqueue(r),
-            None => crate::defer::fail(Failure::msg("the downloader is gone")),
-        });
+        let download = self
+            .download_fn
+            .get_or_init(|| {
+                let me = self.me.clone();
+                Rc::new(move |r: &mut Request| match me.upgrade() {
+                    Some(d) => d.enqueue(r),
+                    None => crate::defer::fail(Failure::msg("the downloader is gone")),
+                })
+            })
+            .clone();
         let d = self.middleware.download(request, download);
         let me = self.me.clone();
         d.add_both(move |r| {
