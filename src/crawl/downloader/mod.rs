@@ -131,11 +131,14 @@ pub struct Slot {
     /// No transfer starts before this time (crawler clock seconds): a `Retry-After`.
     resume_at: Cell<f64>,
     latercall: RefCell<Option<DelayedCall>>,
+    /// The slot's key, shared with each request's bookkeeping (no copy per request).
+    key: Rc<str>,
 }
 
 impl Slot {
-    fn new(concurrency: usize, delay: f64, jitter: f64) -> Self {
+    fn new(key: Rc<str>, concurrency: usize, delay: f64, jitter: f64) -> Self {
         Self {
+            key,
             concurrency: concurrency.max(1),
             delay: Cell::new(delay),
             min_delay: Cell::new(0.0),
@@ -417,17 +420,28 @@ impl Downloader {
         (x >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    fn get_slot(&self, request: &mut Request) -> (String, Rc<Slot>) {
-        let key = self.activity.slot_key(request).into_owned();
+    fn get_slot(&self, request: &mut Request) -> (Rc<str>, Rc<Slot>) {
+        // An existing slot is found with the key borrowed from the request; the key
+        // is copied only for a new slot.
+        let existing = {
+            let key = self.activity.slot_key(request);
+            match self.slots.borrow().get(&*key) {
+                Some(slot) => Ok(slot.clone()),
+                None => Err(key.into_owned()),
+            }
+        };
+        let slot = match existing {
+            Ok(slot) => slot,
+            Err(key) => self.new_slot(key),
+        };
         if !request.meta().contains_key(DOWNLOAD_SLOT) {
-            request
-                .meta_mut()
-                .insert_static(DOWNLOAD_SLOT, key.as_str());
+            request.meta_mut().insert_static(DOWNLOAD_SLOT, &*slot.key);
         }
-        let existing = self.slots.borrow().get(&key).cloned();
-        if let Some(slot) = existing {
-            return (key, slot);
-        }
+        (slot.key.clone(), slot)
+    }
+
+    /// A slot for `key`, with the settings' and the overrides' concurrency and delay.
+    fn new_slot(&self, key: String) -> Rc<Slot> {
         let overrides = self.slot_overrides.get(&key).and_then(Value::as_object);
         let conc = overrides
             .and_then(|o| o.get("concurrency"))
@@ -440,10 +454,10 @@ impl Downloader {
         let min_delay = self.min_delays.borrow().get(&key).copied().unwrap_or(0.0);
         let delay = delay.max(min_delay);
         let jitter = overrides.map_or(self.jitter, |o| slot_jitter(o, self.jitter));
-        let slot = Rc::new(Slot::new(conc, delay, jitter));
+        let slot = Rc::new(Slot::new(Rc::from(key.as_str()), conc, delay, jitter));
         slot.min_delay.set(min_delay);
-        self.slots.borrow_mut().insert(key.clone(), slot.clone());
-        (key, slot)
+        self.slots.borrow_mut().insert(key, slot.clone());
+        slot
     }
 
     /// Downloads `request` through the middlewares (Scrapy's `Downloader.fetch`).

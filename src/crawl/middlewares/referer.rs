@@ -167,6 +167,9 @@ pub struct Referrers {
     opaque: bool,
     tls: bool,
     s3: bool,
+    /// The page URL has a host and nothing to strip: it is its own full referrer
+    /// (no copy).
+    as_is: bool,
 }
 
 impl Referrers {
@@ -175,7 +178,12 @@ impl Referrers {
         let scheme = page.scheme();
         let opaque = matches!(scheme, "file" | "data" | "about" | "blob");
         let (tls, s3) = (tls_scheme(scheme), scheme == "s3");
+        let as_is = page.has_host()
+            && page.username().is_empty()
+            && page.password().is_none()
+            && page.fragment().is_none();
         Self {
+            as_is,
             page,
             full: std::cell::OnceCell::new(),
             origin: std::cell::OnceCell::new(),
@@ -186,6 +194,9 @@ impl Referrers {
     }
 
     fn full(&self) -> Option<&str> {
+        if self.as_is {
+            return Some(self.page.as_str());
+        }
         self.full
             .get_or_init(|| strip_url(&self.page, false))
             .as_deref()
@@ -342,6 +353,27 @@ impl SpiderMiddleware for RefererMiddleware {
 mod tests {
     use super::*;
     use ReferrerPolicy as P;
+
+    #[test]
+    fn a_page_with_nothing_to_strip_is_its_own_full_referrer() {
+        for url in [
+            "http://a.test/x",
+            "http://a.test/x?q=1",
+            "http://a.test/x#frag",
+            "http://a.test/x#",
+            "http://user@a.test/x",
+            "http://:pw@a.test/x",
+            "http://user:pw@a.test/x?q#f",
+            "https://a.test:8443/",
+            "file:///tmp/a",
+            "data:text/plain,x",
+            "about:blank",
+        ] {
+            let page = Url::parse(url).expect("test URL");
+            let from = Referrers::new(page.clone());
+            assert_eq!(from.full(), strip_url(&page, false).as_deref(), "{url}");
+        }
+    }
 
     #[test]
     fn same_origin_agrees_with_the_url_crates_origins() {
