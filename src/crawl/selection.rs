@@ -163,7 +163,14 @@ impl<'a> Selection<'a> {
         let mut elements: Vec<crate::html::ElementRef<'a>> = Vec::new();
         let mut found = |e: ElementRef<'a>| match &pseudo {
             _ if whole_list => elements.push(e),
-            None => items.push(Node::Element(e)),
+            None => {
+                // Past the one inline item, room for eight at once: a list of matches
+                // (`div.quote`, the rows of a table) grew 2, 4, 8 — three allocations.
+                if items.len() == 1 && !items.spilled() {
+                    items.reserve(7);
+                }
+                items.push(Node::Element(e));
+            }
             Some(Pseudo::Text { .. }) => items.extend(e.child_texts().map(Node::Text)),
             Some(Pseudo::Attr { name, .. }) => items.extend(e.attr(name).map(Node::Attr)),
         };

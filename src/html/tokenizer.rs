@@ -197,13 +197,33 @@ pub(crate) struct Tokenizer<'a> {
     examined: Examined,
 }
 
+thread_local! {
+    /// Attribute lists of finished tokenizers, lent to the next one on the thread (a
+    /// crawl tokenizes page after page; each grew a new list at its first attribute).
+    static ATTRS: std::cell::RefCell<Vec<Vec<RawAttr>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Attribute lists kept per thread, and the largest capacity kept.
+const ATTR_LISTS: usize = 2;
+const ATTR_LIST_CAPACITY: usize = 256;
+
+impl Drop for Tokenizer<'_> {
+    fn drop(&mut self) {
+        let mut attrs = std::mem::take(&mut self.attrs);
+        if attrs.capacity() <= ATTR_LIST_CAPACITY {
+            attrs.clear();
+            crate::util::pool_give(&ATTRS, attrs, ATTR_LISTS);
+        }
+    }
+}
+
 impl<'a> Tokenizer<'a> {
     /// A tokenizer at the start of `html`.
     pub(crate) fn new(html: &'a str) -> Self {
         Self {
             html,
             pos: 0,
-            attrs: Vec::new(),
+            attrs: crate::util::pool_take(&ATTRS),
             pending: None,
             dropped_attributes: 0,
             examined: Examined::default(),
@@ -662,6 +682,20 @@ mod tests {
             });
         }
         out
+    }
+
+    #[test]
+    fn a_lent_attribute_list_comes_back_empty() {
+        // Tokenizers one after another on this thread share their lists: each sees
+        // only its own tags' attributes.
+        for _ in 0..3 {
+            assert_eq!(tokens("<b>"), ["<b>"]);
+            assert_eq!(tokens("<a x=1 y=2 z=3>"), ["<a x=1 y=2 z=3>"]);
+            let mut t = Tokenizer::new("<i>");
+            assert_eq!(t.attrs().iter().count(), 0, "a stale list before any tag");
+            assert!(matches!(t.next_token(), Some(Token::StartTag { .. })));
+            assert_eq!(t.attrs().iter().count(), 0);
+        }
     }
 
     #[test]
