@@ -349,15 +349,21 @@ impl DownloaderMiddleware for RobotsTxtMiddleware {
         }
         // The usual case, an origin whose robots.txt is in: looked up with the key in
         // the thread's buffer, without a copy of it.
-        let ready = KEY.with_borrow_mut(|key| {
-            if !origin_key_into(request.url(), key) {
-                return Err(());
-            }
-            Ok(match self.entries.borrow().get(key.as_str()) {
-                Some(Entry::Ready(r)) => Some(r.clone()),
-                _ => None,
+        // (A buffer out of reach — borrowed, or the thread ending — takes the slow path.)
+        let ready = KEY
+            .try_with(|key| {
+                let Ok(mut key) = key.try_borrow_mut() else {
+                    return Ok(None);
+                };
+                if !origin_key_into(request.url(), &mut key) {
+                    return Err(());
+                }
+                Ok(match self.entries.borrow().get(key.as_str()) {
+                    Some(Entry::Ready(r)) => Some(r.clone()),
+                    _ => None,
+                })
             })
-        });
+            .unwrap_or(Ok(None));
         match ready {
             Err(()) => return Ok(RequestOutcome::Continue),
             Ok(Some(robots)) => return self.check(&robots, request.url(), request),
