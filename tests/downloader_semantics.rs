@@ -249,7 +249,7 @@ fn retry_after_is_capped_by_retry_after_max_and_understands_http_dates() {
 type KeysSeen = Rc<std::cell::RefCell<Vec<(String, Vec<String>)>>>;
 
 /// Records the sorted meta keys of the request each `process_response` gets, and of
-/// the refused request's first `process_exception`.
+/// each refused request's first `process_exception`.
 struct MetaKeys(KeysSeen);
 
 impl DownloaderMiddleware for MetaKeys {
@@ -268,10 +268,11 @@ impl DownloaderMiddleware for MetaKeys {
         request: &Request,
         _failure: &Failure,
     ) -> Result<ExceptionOutcome, Failure> {
-        // The refused request's first failure only (retries add `retry_times`).
-        if !self.0.borrow().iter().any(|(p, _)| p == "refused") {
+        // A refused request's first failure only (retries add `retry_times`).
+        let page = page_key(request.url());
+        if !self.0.borrow().iter().any(|(p, _)| *p == page) {
             let keys = sorted_keys(request.meta());
-            self.0.borrow_mut().push(("refused".to_owned(), keys));
+            self.0.borrow_mut().push((page, keys));
         }
         Ok(ExceptionOutcome::Continue)
     }
@@ -314,6 +315,9 @@ fn process_response_and_process_exception_see_the_downloaders_meta_as_scrapy_doe
     let spider = util::live::LiveSpider::new(vec![
         util::live::get(&format!("{base}/status/200")),
         util::live::get(&format!("http://{refused}/refused")),
+        // Not retried: its errback gets the request of its one attempt.
+        util::live::get(&format!("http://{refused}/refused?dont_retry=1"))
+            .with_meta("dont_retry", true),
     ])
     .follow(move |response| {
         let keys = sorted_keys(response.meta());
@@ -340,7 +344,7 @@ fn process_response_and_process_exception_see_the_downloaders_meta_as_scrapy_doe
     );
     let failures = live.failures.borrow();
     assert!(
-        failures.len() == 1 && failures[0].0.ends_with("/refused"),
+        failures.len() == 2 && failures.iter().all(|f| f.0.contains("/refused")),
         "{failures:?}"
     );
     let pages = recorded["pages"].as_object().expect("pages");
@@ -354,15 +358,31 @@ fn process_response_and_process_exception_see_the_downloaders_meta_as_scrapy_doe
     let seen = seen.borrow();
     let callback_keys = callback_keys.borrow();
     assert_eq!(seen.len(), pages.len(), "{seen:?}");
-    // `process_exception` of a refused download: the downloader's `download_slot` is
-    // on the request, as on Scrapy's one object.
-    let got = seen.iter().find(|(p, _)| p == "refused").map(|(_, k)| k);
-    assert_eq!(
-        got,
-        Some(&as_keys(&pages["refused"]["process_exception_meta_keys"])),
-        "process_exception of the refused request"
-    );
-    for (page, expected) in pages.iter().filter(|(p, _)| *p != "refused") {
+    let errback_keys: Vec<(String, Vec<String>)> = live
+        .failed_requests
+        .borrow()
+        .iter()
+        .map(|r| (page_key(r.url()), sorted_keys(r.meta())))
+        .collect();
+    for (page, expected) in pages.iter().filter(|(p, _)| p.starts_with("refused")) {
+        // `process_exception` of a refused download: the downloader's `download_slot`
+        // is on the request, as on Scrapy's one object.
+        let got = seen.iter().find(|(p, _)| p == page).map(|(_, k)| k);
+        assert_eq!(
+            got,
+            Some(&as_keys(&expected["process_exception_meta_keys"])),
+            "process_exception of {page}"
+        );
+        // Its errback gets that same request, as the middlewares left it (after the
+        // last retry): not a copy taken before they ran.
+        let got = errback_keys.iter().find(|(p, _)| p == page).map(|(_, k)| k);
+        assert_eq!(
+            got,
+            Some(&as_keys(&expected["errback_meta_keys"])),
+            "errback of {page}"
+        );
+    }
+    for (page, expected) in pages.iter().filter(|(p, _)| !p.starts_with("refused")) {
         let got = seen.iter().find(|(p, _)| p == page).map(|(_, k)| k);
         assert_eq!(
             got,

@@ -20,6 +20,8 @@ pub struct Seen {
     pub responses: RefCell<Vec<Response>>,
     /// (request URL, failure type name, message).
     pub failures: RefCell<Vec<(String, String, String)>>,
+    /// The request each errback got, in the same order.
+    pub failed_requests: RefCell<Vec<Request>>,
 }
 
 impl Seen {
@@ -114,6 +116,7 @@ impl Spider for LiveSpider {
             trawl::crawl::middlewares::failure_reason(failure),
             failure.to_string(),
         ));
+        self.seen.failed_requests.borrow_mut().push(request.clone());
         Ok(Vec::new())
     }
 }

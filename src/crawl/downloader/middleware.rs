@@ -100,6 +100,20 @@ pub enum DownloadOutput {
     Request(Request),
 }
 
+/// The chain's failure, with the request the middlewares wrote to: Scrapy's errbacks
+/// get that one request object (with `download_slot`, `download_timeout`...), and
+/// the engine needs no copy of its own to hand them.
+#[derive(Debug)]
+pub struct DownloadFailure {
+    /// What went wrong (after every `process_exception` saw it).
+    pub failure: Failure,
+    /// The request as the middlewares left it.
+    pub request: Request,
+}
+
+/// What the chain hands the engine: its output, or its failure with the request.
+pub type Fetched = Result<DownloadOutput, DownloadFailure>;
+
 /// The function that really downloads (the downloader's slot queue). It gets the
 /// middleware manager's own request, and writes to it what Scrapy's downloader writes
 /// to its one request object before the transfer (`download_slot`), so that
@@ -122,12 +136,10 @@ impl DownloaderMiddlewareManager {
         self.middlewares.iter().map(|(n, _)| n.as_str()).collect()
     }
 
-    /// Processes `request` through the chain and `download`.
-    pub fn download(
-        self: &Rc<Self>,
-        request: Request,
-        download: DownloadFn,
-    ) -> Deferred<DownloadOutput> {
+    /// Processes `request` through the chain and `download`. A failure comes back as
+    /// a result, with the request; the Deferred's own errback fires only if one of its
+    /// later links fails.
+    pub fn download(self: &Rc<Self>, request: Request, download: DownloadFn) -> Deferred<Fetched> {
         let out = Deferred::new();
         self.clone().request_step(request, 0, download, out.clone());
         out
@@ -138,7 +150,7 @@ impl DownloaderMiddlewareManager {
         mut request: Request,
         index: usize,
         download: DownloadFn,
-        out: Deferred<DownloadOutput>,
+        out: Deferred<Fetched>,
     ) {
         let mut i = index;
         while let Some(mw) = self.middlewares.get(i).map(|(_, m)| m.clone()) {
@@ -151,7 +163,7 @@ impl DownloaderMiddlewareManager {
                     return;
                 }
                 Ok(RequestOutcome::Request(r)) => {
-                    let _ = out.callback(DownloadOutput::Request(r));
+                    let _ = out.callback(Ok(DownloadOutput::Request(r)));
                     return;
                 }
                 Ok(RequestOutcome::Wait(d)) => {
@@ -166,7 +178,7 @@ impl DownloaderMiddlewareManager {
                                 me.response_step(request, resp, n, out);
                             }
                             Ok(RequestOutcome::Request(r)) => {
-                                let _ = out.callback(DownloadOutput::Request(r));
+                                let _ = out.callback(Ok(DownloadOutput::Request(r)));
                             }
                             Ok(RequestOutcome::Wait(_)) => {
                                 let n = me.middlewares.len();
@@ -218,7 +230,7 @@ impl DownloaderMiddlewareManager {
         request: Request,
         mut response: Response,
         end: usize,
-        out: Deferred<DownloadOutput>,
+        out: Deferred<Fetched>,
     ) {
         let mut i = end;
         while i > 0 {
@@ -228,7 +240,7 @@ impl DownloaderMiddlewareManager {
             match outcome {
                 Ok(ResponseOutcome::Response(r)) => response = r,
                 Ok(ResponseOutcome::Request(r)) => {
-                    let _ = out.callback(DownloadOutput::Request(r));
+                    let _ = out.callback(Ok(DownloadOutput::Request(r)));
                     return;
                 }
                 Ok(ResponseOutcome::Wait(d)) => {
@@ -239,27 +251,25 @@ impl DownloaderMiddlewareManager {
                                 me.response_step(request, resp, i, out)
                             }
                             Ok(ResponseOutcome::Request(r)) => {
-                                let _ = out.callback(DownloadOutput::Request(r));
+                                let _ = out.callback(Ok(DownloadOutput::Request(r)));
                             }
                             Ok(ResponseOutcome::Wait(_)) => {
-                                let _ =
-                                    out.errback(Failure::msg("nested Wait from process_response"));
+                                let f = Failure::msg("nested Wait from process_response");
+                                fail(&out, f, request);
                             }
-                            Err(f) => {
-                                let _ = out.errback(f);
-                            }
+                            Err(f) => fail(&out, f, request),
                         }
                         Ok(())
                     });
                     return;
                 }
                 Err(f) => {
-                    let _ = out.errback(f);
+                    fail(&out, f, request);
                     return;
                 }
             }
         }
-        let _ = out.callback(DownloadOutput::Response(response));
+        let _ = out.callback(Ok(DownloadOutput::Response(response)));
     }
 
     /// Runs `process_exception` of middlewares `end-1` down to 0.
@@ -268,7 +278,7 @@ impl DownloaderMiddlewareManager {
         request: Request,
         mut failure: Failure,
         end: usize,
-        out: Deferred<DownloadOutput>,
+        out: Deferred<Fetched>,
     ) {
         let mut i = end;
         while i > 0 {
@@ -283,7 +293,7 @@ impl DownloaderMiddlewareManager {
                     return;
                 }
                 Ok(ExceptionOutcome::Request(r)) => {
-                    let _ = out.callback(DownloadOutput::Request(r));
+                    let _ = out.callback(Ok(DownloadOutput::Request(r)));
                     return;
                 }
                 Ok(ExceptionOutcome::Wait(d)) => {
@@ -298,11 +308,9 @@ impl DownloaderMiddlewareManager {
                                 me.response_step(request, resp, n, out);
                             }
                             Ok(ExceptionOutcome::Request(r)) => {
-                                let _ = out.callback(DownloadOutput::Request(r));
+                                let _ = out.callback(Ok(DownloadOutput::Request(r)));
                             }
-                            Ok(ExceptionOutcome::Wait(_)) => {
-                                let _ = out.errback(failure);
-                            }
+                            Ok(ExceptionOutcome::Wait(_)) => fail(&out, failure, request),
                             Err(f) => me.exception_step(request, f, i, out),
                         }
                         Ok(())
@@ -312,8 +320,13 @@ impl DownloaderMiddlewareManager {
                 Err(f) => failure = f,
             }
         }
-        let _ = out.errback(failure);
+        fail(&out, failure, request);
     }
+}
+
+/// Ends the chain with `failure`, handing `request` back with it.
+fn fail(out: &Deferred<Fetched>, failure: Failure, request: Request) {
+    let _ = out.callback(Err(DownloadFailure { failure, request }));
 }
 
 /// Runs a middleware method, turning a panic into a failure.

@@ -26,7 +26,7 @@ use std::rc::{Rc, Weak};
 use serde_json::Value;
 
 use self::handlers::DownloadHandler;
-use self::middleware::{DownloadFn, DownloadOutput, DownloaderMiddlewareManager};
+use self::middleware::{DownloadFn, DownloaderMiddlewareManager, Fetched};
 use super::crawler::Crawler;
 use super::request::Request;
 use super::response::Response;
@@ -460,8 +460,9 @@ impl Downloader {
         slot
     }
 
-    /// Downloads `request` through the middlewares (Scrapy's `Downloader.fetch`).
-    pub fn fetch(&self, request: Request) -> Deferred<DownloadOutput> {
+    /// Downloads `request` through the middlewares (Scrapy's `Downloader.fetch`). A
+    /// failure comes back as `Err` with the request the middlewares wrote to.
+    pub fn fetch(&self, request: Request) -> Deferred<Fetched> {
         self.active.set(self.active.get() + 1);
         let download = self
             .download_fn

@@ -32,7 +32,7 @@ use std::rc::{Rc, Weak};
 
 use super::crawler::Crawler;
 use super::downloader::Downloader;
-use super::downloader::middleware::DownloadOutput;
+use super::downloader::middleware::{DownloadFailure, DownloadOutput, Fetched};
 use super::errors::{CloseSpider, DontCloseSpider, IgnoreRequest};
 use super::request::Request;
 use super::response::Response;
@@ -545,12 +545,14 @@ impl ExecutionEngine {
             NextRequest::Pending => return false,
         };
         let id = self.next_id();
-        let original = request.clone();
         let finished = slot.tracks_requests.get().then(|| request.clone());
         let d = self.download_inner(request, id, slot);
         let me = self.me.clone();
+        // No copy of the request is kept: a failure comes back with the request the
+        // middlewares wrote to (a copy held here would make their first write copy
+        // the request's meta and headers).
         let handled: Deferred<()> = d.then(move |result| match me.upgrade() {
-            Some(engine) => engine.handle_downloader_output(result, original),
+            Some(engine) => engine.handle_downloader_output(result),
             None => crate::defer::Step::Done(Ok(())),
         });
         // The slot is captured now: closing the spider meanwhile is safe.
@@ -605,13 +607,13 @@ impl ExecutionEngine {
         request: Request,
         id: u64,
         slot: &Rc<EngineSlot>,
-    ) -> Deferred<DownloadOutput> {
+    ) -> Deferred<Fetched> {
         slot.add_request(id);
         let d = self.downloader.fetch(request);
         let me = self.me.clone();
         let s = slot.clone();
         d.add_both(move |r| {
-            if let (Ok(DownloadOutput::Response(resp)), Some(e)) = (&r, me.upgrade())
+            if let (Ok(Ok(DownloadOutput::Response(resp))), Some(e)) = (&r, me.upgrade())
                 && let Some(c) = e.crawler()
             {
                 if log::log_enabled!(log::Level::Debug) {
@@ -644,21 +646,23 @@ impl ExecutionEngine {
     /// Routes what the downloader produced: a request goes back through `crawl` (and so
     /// the dupefilter), releasing its slot at once; a response or failure goes to the
     /// scraper.
-    fn handle_downloader_output(
-        &self,
-        result: Result<DownloadOutput, Failure>,
-        request: Request,
-    ) -> crate::defer::Step<()> {
+    fn handle_downloader_output(&self, result: Result<Fetched, Failure>) -> crate::defer::Step<()> {
         match result {
-            Ok(DownloadOutput::Request(r)) => {
+            Ok(Ok(DownloadOutput::Request(r))) => {
                 self.crawl(r);
                 crate::defer::Step::Done(Ok(()))
             }
-            Ok(DownloadOutput::Response(resp)) => {
+            Ok(Ok(DownloadOutput::Response(resp))) => {
                 let req = resp.request().clone();
                 crate::defer::Step::Wait(self.enqueue_scrape(Ok(resp), req))
             }
-            Err(f) => crate::defer::Step::Wait(self.enqueue_scrape(Err(f), request)),
+            Ok(Err(DownloadFailure { failure, request })) => {
+                crate::defer::Step::Wait(self.enqueue_scrape(Err(failure), request))
+            }
+            // Only a link of the engine's or the downloader's own chain can fail this
+            // way (the middleware chain hands its failures back with the request):
+            // the next link logs it.
+            Err(f) => crate::defer::Step::Done(Err(f)),
         }
     }
 
@@ -784,12 +788,14 @@ impl ExecutionEngine {
         let me = self.me.clone();
         let s = slot.clone();
         let out: Deferred<Response> = d.then(move |r| match r {
-            Ok(DownloadOutput::Response(resp)) => crate::defer::Step::Done(Ok(resp)),
-            Ok(DownloadOutput::Request(next)) => match me.upgrade() {
+            Ok(Ok(DownloadOutput::Response(resp))) => crate::defer::Step::Done(Ok(resp)),
+            Ok(Ok(DownloadOutput::Request(next))) => match me.upgrade() {
                 Some(e) => crate::defer::Step::Wait(e.download(next)),
                 None => crate::defer::Step::Done(Err(Failure::msg("the engine is gone"))),
             },
-            Err(f) => crate::defer::Step::Done(Err(f)),
+            Ok(Err(DownloadFailure { failure, .. })) | Err(failure) => {
+                crate::defer::Step::Done(Err(failure))
+            }
         });
         out.add_both(move |r| {
             s.remove_request(id);

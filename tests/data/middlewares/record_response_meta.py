@@ -53,7 +53,8 @@ class Handler(BaseHTTPRequestHandler):
 class RecordingMiddleware:
     def process_exception(self, request, exception, spider):
         # The first failure of the refused request only (retries add retry_times).
-        SEEN.setdefault("refused", {}).setdefault(
+        key = request.url.split("/", 3)[3]
+        SEEN.setdefault(key, {}).setdefault(
             "process_exception_meta_keys", sorted(request.meta)
         )
 
@@ -74,9 +75,16 @@ class MetaSpider(scrapy.Spider):
     async def start(self):
         yield scrapy.Request(f"{self.base}/status/200")
         yield scrapy.Request(self.refused, errback=self.failed)
+        # Not retried: the errback gets the request of the one attempt.
+        yield scrapy.Request(
+            f"{self.refused}?dont_retry=1", errback=self.failed, meta={"dont_retry": True}
+        )
 
     def failed(self, failure):
-        pass
+        # The request the errback gets: in Scrapy, the one object the middlewares, the
+        # downloader and the retry middleware's last copy wrote to.
+        key = failure.request.url.split("/", 3)[3]
+        SEEN.setdefault(key, {})["errback_meta_keys"] = sorted(failure.request.meta)
 
     def parse(self, response):
         key = response.url.split("/", 3)[3]
