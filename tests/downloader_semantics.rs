@@ -406,3 +406,98 @@ fn process_response_and_process_exception_see_the_downloaders_meta_as_scrapy_doe
         assert_eq!(got, Some(&want), "callback of {page}");
     }
 }
+
+/// (failure text, the errback's request URL and meta keys), per errback call.
+type Errbacks = Rc<std::cell::RefCell<Vec<(String, String, Vec<String>)>>>;
+
+/// Start requests with an errback that records what it got.
+struct ErrbackSpider {
+    urls: Vec<String>,
+    seen: Errbacks,
+    parsed: Rc<std::cell::Cell<usize>>,
+}
+
+impl trawl::crawl::Spider for ErrbackSpider {
+    fn name(&self) -> &str {
+        "errbacks"
+    }
+    fn start(&mut self) -> trawl::crawl::Outputs {
+        let requests: Vec<trawl::crawl::Output> = self
+            .urls
+            .iter()
+            .map(|u| {
+                trawl::crawl::Output::Request(
+                    Request::get(u)
+                        .expect("test URL")
+                        .with_errback("failed")
+                        .with_meta("dont_retry", true),
+                )
+            })
+            .collect();
+        trawl::crawl::outputs(requests)
+    }
+    fn callback(&mut self, _name: &str, _response: &Response) -> trawl::crawl::CallbackResult {
+        self.parsed.set(self.parsed.get() + 1);
+        Ok(Vec::new())
+    }
+    fn errback(
+        &mut self,
+        _name: &str,
+        failure: &Failure,
+        request: &Request,
+    ) -> trawl::crawl::CallbackResult {
+        self.seen.borrow_mut().push((
+            failure.to_string(),
+            request.url().to_string(),
+            sorted_keys(request.meta()),
+        ));
+        Ok(Vec::new())
+    }
+}
+
+#[test]
+fn a_handler_that_panics_fails_its_request_to_the_errback_with_the_request() {
+    // The downloader hands its request to the handler; the default `download_owned`
+    // lends it to `download_request` and hands it back with the failure — a panic
+    // included — so the errback still gets the request the downloader wrote to.
+    let seen = Errbacks::default();
+    let parsed = Rc::new(std::cell::Cell::new(0));
+    let spider = ErrbackSpider {
+        urls: vec![
+            "http://a.test/bug".to_owned(),
+            "http://a.test/fine".to_owned(),
+        ],
+        seen: seen.clone(),
+        parsed: parsed.clone(),
+    };
+    let h = harness(spider, &[], |_| {});
+    h.script.set(
+        "http://a.test/bug",
+        Answer {
+            panic: Some("handler bug".to_owned()),
+            ..Answer::default()
+        },
+    );
+    assert!(h.run(30.0));
+    assert_eq!(parsed.get(), 1, "the other request is downloaded");
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let (failure, url, keys) = &seen[0];
+    assert!(failure.contains("handler bug"), "{failure}");
+    assert_eq!(url, "http://a.test/bug");
+    // The keys Scrapy's errback gets for a failed start request with `dont_retry`
+    // (recorded from a Scrapy crawl, a refused connection there).
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/middlewares/response_meta.json"
+    );
+    let text = std::fs::read_to_string(path).expect("tests/data/middlewares/response_meta.json");
+    let recorded: Value = serde_json::from_str(&text).expect("json");
+    let want: Vec<String> = recorded["pages"]["refused?dont_retry=1"]["errback_meta_keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .map(|k| k.as_str().expect("key").to_owned())
+        .collect();
+    assert_eq!(keys, &want, "the request the downloader wrote to");
+}

@@ -306,8 +306,7 @@ fn scraper_memory_gate_throttles_large_responses() {
         delay: 0.1,
         status: 200,
         body: vec![b'x'; 1_000_000],
-        fail: None,
-        headers: Vec::new(),
+        ..Answer::default()
     };
     h.clock.pump(&[0.0, 0.2, 0.2, 0.2, 0.2, 0.2]);
     let engine = h.engine();

@@ -290,8 +290,7 @@ fn crawl_delay_run(obey_delay: bool) -> Vec<f64> {
             delay: 0.1,
             status: 200,
             body: b"User-agent: *\nCrawl-delay: 3\n".to_vec(),
-            fail: None,
-            headers: Vec::new(),
+            ..Answer::default()
         },
     );
     h.script.default.borrow_mut().delay = 0.1;

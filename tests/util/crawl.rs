@@ -26,6 +26,8 @@ pub struct Answer {
     pub fail: Option<String>,
     /// Extra response headers.
     pub headers: Vec<(String, String)>,
+    /// Panic in `download_request` with this message (a handler's bug).
+    pub panic: Option<String>,
 }
 
 impl Default for Answer {
@@ -36,6 +38,7 @@ impl Default for Answer {
             body: b"<html><body>ok</body></html>".to_vec(),
             fail: None,
             headers: Vec::new(),
+            panic: None,
         }
     }
 }
@@ -105,6 +108,9 @@ impl DownloadHandler for ScriptedHandler {
                 .cloned()
                 .unwrap_or_else(|| self.script.default.borrow().clone())
         });
+        if let Some(message) = &answer.panic {
+            panic!("{message}");
+        }
         let mut req = request.clone();
         // Like the HTTP handler: the latency is the time to the response.
         req.meta_mut().insert("download_latency", answer.delay);

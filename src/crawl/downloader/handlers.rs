@@ -1,9 +1,12 @@
 //! Download handlers per URL scheme (`DOWNLOAD_HANDLERS`): `http`/`https` through the
 //! reactor's HTTP client, `data:` (RFC 2397) and `file:` as Scrapy has them.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 
 use bytes::Bytes;
+
+use super::middleware::{DownloadFailure, Downloaded};
 
 use crate::client::http::{
     DownloadObserver, HttpClient, HttpClientConfig, HttpRequest, Observed, Observer,
@@ -21,6 +24,23 @@ use crate::proto::Headers;
 pub trait DownloadHandler {
     /// Downloads `request`.
     fn download_request(&self, request: &Request) -> Deferred<Response>;
+
+    /// Downloads `request`, handed over by the downloader: a failure comes back with
+    /// it (`process_exception` and the spider's errback get that request). The
+    /// default lends it to [`download_request`](Self::download_request) meanwhile (a
+    /// panic in it becomes the failure). A handler that puts the request into its
+    /// response and writes to it (`download_latency`) overrides this: with the only
+    /// copy in hand, the write copies nothing.
+    fn download_owned(&self, request: Request) -> Deferred<Downloaded> {
+        let d = match catch_unwind(AssertUnwindSafe(|| self.download_request(&request))) {
+            Ok(d) => d,
+            Err(panic) => {
+                let failure = Failure::from_panic(panic.as_ref());
+                return crate::defer::succeed(Err(DownloadFailure { failure, request }));
+            }
+        };
+        d.then(move |r| Ok(r.map_err(|failure| DownloadFailure { failure, request })))
+    }
 
     /// Releases resources (idle connections) when the crawl ends.
     fn close(&self) {}
@@ -81,23 +101,20 @@ impl HttpHandler {
     pub fn client(&self) -> &HttpClient {
         &self.client
     }
-}
 
-impl DownloadHandler for HttpHandler {
-    fn download_request(&self, request: &Request) -> Deferred<Response> {
+    /// The client's request for `request`.
+    fn http_request(&self, request: &Request) -> Result<HttpRequest, Failure> {
         let meta = request.meta();
         let mut url = request.url().clone();
         url.set_fragment(None);
         let proxy = match meta.get_str("proxy") {
             Some(p) if !p.is_empty() => match url::Url::parse(p) {
                 Ok(u) => Some(u),
-                Err(e) => {
-                    return crate::defer::fail(Failure::msg(format!("invalid proxy {p:?}: {e}")));
-                }
+                Err(e) => return Err(Failure::msg(format!("invalid proxy {p:?}: {e}"))),
             },
             _ => None,
         };
-        let http = HttpRequest {
+        Ok(HttpRequest {
             method: request.method().to_cow(),
             url,
             headers: request.headers().clone(),
@@ -119,8 +136,23 @@ impl DownloadHandler for HttpHandler {
                 None => self.fail_on_dataloss,
             },
             observer: None,
+        })
+    }
+}
+
+impl DownloadHandler for HttpHandler {
+    fn download_request(&self, request: &Request) -> Deferred<Response> {
+        self.download_owned(request.clone())
+            .then(|r| r.and_then(|r| r.map_err(|e| e.failure)))
+    }
+
+    fn download_owned(&self, request: Request) -> Deferred<Downloaded> {
+        let mut http = match self.http_request(&request) {
+            Ok(http) => http,
+            Err(failure) => {
+                return crate::defer::succeed(Err(DownloadFailure { failure, request }));
+            }
         };
-        let mut http = http;
         // Only a crawl that listens to the streaming signals pays for them.
         let mut stopped: Option<Rc<std::cell::Cell<Option<bool>>>> = None;
         if let Some(c) = self.crawler.upgrade()
@@ -134,9 +166,13 @@ impl DownloadHandler for HttpHandler {
                 stopped: flag,
             })));
         }
-        let request = request.clone();
         self.client.request(http).then(move |r| {
-            let r = r?;
+            let r = match r {
+                Ok(r) => r,
+                Err(failure) => return Ok(Err(DownloadFailure { failure, request })),
+            };
+            // The downloader handed its request over and the middleware manager keeps
+            // none: these writes copy nothing.
             let mut request = request;
             request
                 .meta_mut()
@@ -160,11 +196,15 @@ impl DownloadHandler for HttpHandler {
             match stopped.and_then(|s| s.get()) {
                 // Scrapy: `StopDownload(fail=True)` sends the truncated response to the
                 // errback, inside the exception.
-                Some(true) => Err(Failure::new(StopDownload {
-                    fail: true,
-                    response: Some(response),
-                })),
-                _ => Ok(response),
+                Some(true) => {
+                    let request = response.request().clone();
+                    let failure = Failure::new(StopDownload {
+                        fail: true,
+                        response: Some(response),
+                    });
+                    Ok(Err(DownloadFailure { failure, request }))
+                }
+                _ => Ok(Ok(response)),
             }
         })
     }

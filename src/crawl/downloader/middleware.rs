@@ -114,11 +114,16 @@ pub struct DownloadFailure {
 /// What the chain hands the engine: its output, or its failure with the request.
 pub type Fetched = Result<DownloadOutput, DownloadFailure>;
 
-/// The function that really downloads (the downloader's slot queue). It gets the
-/// middleware manager's own request, and writes to it what Scrapy's downloader writes
-/// to its one request object before the transfer (`download_slot`), so that
+/// What the downloader hands back: the response (with its request), or the failure
+/// with the request the downloader and the handler had.
+pub type Downloaded = Result<Response, DownloadFailure>;
+
+/// The function that really downloads (the downloader's slot queue). The middleware
+/// manager hands its request over — no copy stays behind for the handler's write
+/// (`download_latency`) to pay for — and gets it back with a failure, carrying what
+/// Scrapy's downloader writes to its one request object (`download_slot`), so that
 /// `process_exception` sees it too.
-pub type DownloadFn = Rc<dyn Fn(&mut Request) -> Deferred<Response>>;
+pub type DownloadFn = Rc<dyn Fn(Request) -> Deferred<Downloaded>>;
 
 /// Runs requests through the middlewares around a download function.
 pub struct DownloaderMiddlewareManager {
@@ -206,19 +211,25 @@ impl DownloaderMiddlewareManager {
             }
         }
         let me = self.clone();
-        let d = download(&mut request);
+        let d = download(request);
         let _chain: Deferred<()> = d.then(move |r| {
             let n = me.middlewares.len();
             match r {
                 // Scrapy's middlewares get the one request object the downloader
                 // (`download_slot`) and the handler (`download_latency`) wrote to:
                 // here that is the response's copy.
-                Ok(response) => {
-                    drop(request);
+                Ok(Ok(response)) => {
                     let request = response.request().clone();
                     me.response_step(request, response, n, out)
                 }
-                Err(f) => me.exception_step(request, f, n, out),
+                Ok(Err(DownloadFailure { failure, request })) => {
+                    me.exception_step(request, failure, n, out)
+                }
+                // A link of the downloader's own chain failed: no request to hand
+                // back (the engine logs it).
+                Err(f) => {
+                    let _ = out.errback(f);
+                }
             }
             Ok(())
         });

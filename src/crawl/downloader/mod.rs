@@ -26,7 +26,9 @@ use std::rc::{Rc, Weak};
 use serde_json::Value;
 
 use self::handlers::DownloadHandler;
-use self::middleware::{DownloadFn, DownloaderMiddlewareManager, Fetched};
+use self::middleware::{
+    DownloadFailure, DownloadFn, Downloaded, DownloaderMiddlewareManager, Fetched,
+};
 use super::crawler::Crawler;
 use super::request::Request;
 use super::response::Response;
@@ -126,7 +128,7 @@ pub struct Slot {
     jitter: f64,
     active: Cell<usize>,
     transferring: Cell<usize>,
-    queue: RefCell<VecDeque<(Request, Deferred<Response>)>>,
+    queue: RefCell<VecDeque<(Request, Deferred<Downloaded>)>>,
     lastseen: Cell<f64>,
     /// No transfer starts before this time (crawler clock seconds): a `Retry-After`.
     resume_at: Cell<f64>,
@@ -468,9 +470,12 @@ impl Downloader {
             .download_fn
             .get_or_init(|| {
                 let me = self.me.clone();
-                Rc::new(move |r: &mut Request| match me.upgrade() {
-                    Some(d) => d.enqueue(r),
-                    None => crate::defer::fail(Failure::msg("the downloader is gone")),
+                Rc::new(move |request: Request| match me.upgrade() {
+                    Some(d) => d.enqueue(request),
+                    None => {
+                        let failure = Failure::msg("the downloader is gone");
+                        crate::defer::succeed(Err(DownloadFailure { failure, request }))
+                    }
                 })
             })
             .clone();
@@ -485,10 +490,10 @@ impl Downloader {
         d
     }
 
-    /// Scrapy's `_enqueue_request`: `download_slot` is written to the caller's request
-    /// (the middleware manager's), a copy goes into the slot's queue.
-    fn enqueue(&self, request: &mut Request) -> Deferred<Response> {
-        let (key, slot) = self.get_slot(request);
+    /// Scrapy's `_enqueue_request`: `download_slot` is written to the request, which
+    /// waits in the slot's queue.
+    fn enqueue(&self, mut request: Request) -> Deferred<Downloaded> {
+        let (key, slot) = self.get_slot(&mut request);
         slot.active.set(slot.active.get() + 1);
         self.activity.add(&key, 1);
         if let Some(c) = self.crawler()
@@ -496,13 +501,11 @@ impl Downloader {
         {
             c.signals.send_catch_log(
                 Signal::RequestReachedDownloader,
-                SignalArgs::Request { request },
+                SignalArgs::Request { request: &request },
             );
         }
         let d = Deferred::new();
-        slot.queue
-            .borrow_mut()
-            .push_back((request.clone(), d.clone()));
+        slot.queue.borrow_mut().push_back((request, d.clone()));
         let me = self.me.clone();
         let s = slot.clone();
         d.add_both(move |r| {
@@ -567,28 +570,33 @@ impl Downloader {
         }
     }
 
-    fn download(&self, slot: &Rc<Slot>, request: Request, d: Deferred<Response>) {
+    fn download(&self, slot: &Rc<Slot>, request: Request, d: Deferred<Downloaded>) {
         slot.transferring.set(slot.transferring.get() + 1);
         // The `url` crate's scheme is lower-case already: looked up as it is.
-        let scheme = request.url().scheme();
-        let result = match self.handlers.get(scheme) {
+        let handler = self.handlers.get(request.url().scheme()).cloned();
+        let result = match handler {
+            // The handler gets the request and hands it back with a failure. A panic
+            // of a handler's own `download_owned` loses it (the default one, around
+            // `download_request`, catches its panics): the failure then reaches the
+            // engine's log, not the errback.
             Some(h) => {
-                let h = h.clone();
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    h.download_request(&request)
-                }))
-                .unwrap_or_else(|p| crate::defer::fail(Failure::from_panic(p.as_ref())))
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| h.download_owned(request)))
+                    .unwrap_or_else(|p| crate::defer::fail(Failure::from_panic(p.as_ref())))
             }
-            None => crate::defer::fail(Failure::new(super::errors::NotConfigured(format!(
-                "Unsupported URL scheme '{scheme}': no handler available for that scheme"
-            )))),
+            None => {
+                let failure = Failure::new(super::errors::NotConfigured(format!(
+                    "Unsupported URL scheme '{}': no handler available for that scheme",
+                    request.url().scheme()
+                )));
+                crate::defer::succeed(Err(DownloadFailure { failure, request }))
+            }
         };
         let me = self.me.clone();
         let s = slot.clone();
         let _chain: Deferred<()> = result.then(move |r| {
             s.transferring.set(s.transferring.get().saturating_sub(1));
             if let Some(dl) = me.upgrade() {
-                if let (Ok(resp), Some(c)) = (&r, dl.crawler())
+                if let (Ok(Ok(resp)), Some(c)) = (&r, dl.crawler())
                     && c.signals.has_receivers(Signal::ResponseDownloaded)
                 {
                     c.signals.send_catch_log(
@@ -601,7 +609,7 @@ impl Downloader {
                 }
                 // A 429/503 with Retry-After holds the whole slot, before it starts
                 // its next request (the retry itself is delayed by the retry middleware).
-                if let (Ok(resp), Some(c)) = (&r, dl.crawler())
+                if let (Ok(Ok(resp)), Some(c)) = (&r, dl.crawler())
                     && let Some(wait) =
                         retry_after_seconds(resp, c.clock().wall_seconds(), dl.retry_after_max)
                 {
@@ -611,13 +619,19 @@ impl Downloader {
                     }
                 }
                 // Scrapy's `finish_transferring`: after `response_downloaded`, before
-                // the slot's next transfer (the request is this chain's own: no copy).
-                if let Some(c) = dl.crawler()
+                // the slot's next transfer, with the request the handler handed back
+                // (the response's, or the failure's).
+                let request = match &r {
+                    Ok(Ok(resp)) => Some(resp.request()),
+                    Ok(Err(failed)) => Some(&failed.request),
+                    Err(_) => None,
+                };
+                if let (Some(request), Some(c)) = (request, dl.crawler())
                     && c.signals.has_receivers(Signal::RequestLeftDownloader)
                 {
                     c.signals.send_catch_log(
                         Signal::RequestLeftDownloader,
-                        SignalArgs::Request { request: &request },
+                        SignalArgs::Request { request },
                     );
                 }
                 dl.process_queue(&s);
