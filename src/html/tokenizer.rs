@@ -244,6 +244,12 @@ impl<'a> Tokenizer<'a> {
     }
 
     /// The next token; `None` at the end of the input.
+    ///
+    /// Inlined into the tree builder's loop (its one caller): returned through memory,
+    /// the token's flags were written a byte at a time and read back as one wider
+    /// load, a store-forwarding stall at every token, and the dispatch on its kind
+    /// waited for it.
+    #[inline(always)]
     pub(crate) fn next_token(&mut self) -> Option<Token<'a>> {
         if let Some((name, content)) = self.pending.take() {
             let start = self.pos;
