@@ -73,27 +73,40 @@ impl<'a> Attrs<'a> {
     }
 }
 
-/// One token. Names are lower-cased (borrowed when they already are).
+/// One token. Names are lower-cased (borrowed when they already are). A text's and a
+/// start tag's flags are in the token's kind, not in fields of their own: a token is
+/// three words, written and read a word at a time (byte-sized flags were written a
+/// byte at a time and read back with a wider load — a store-forwarding stall at every
+/// token).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Token<'a> {
-    /// Character data. `decode`: character references apply (data and RCDATA), not
-    /// in raw text (`<script>`, `<style>`...); `refs`: the text holds an `&` (found
-    /// by the same scan that found its end: without one, decoding is a copy).
-    Text {
-        text: &'a str,
-        decode: bool,
-        refs: bool,
-    },
+    /// Character data where character references apply (data, RCDATA), holding no
+    /// `&` (found by the same scan that found its end): decoding it is a copy.
+    Text(&'a str),
+    /// Character data where character references apply, holding an `&`.
+    TextWithRefs(&'a str),
+    /// Raw text (`<script>`, `<style>`...): no references.
+    RawText(&'a str),
     /// A start tag; its attributes are [`Tokenizer::attrs`].
-    StartTag {
-        name: Cow<'a, str>,
-        self_closing: bool,
-    },
+    StartTag(Cow<'a, str>),
+    /// A start tag ending in `/>`; its attributes are [`Tokenizer::attrs`].
+    SelfClosingStartTag(Cow<'a, str>),
     /// An end tag (its attributes, if any, are skipped).
-    EndTag { name: Cow<'a, str> },
+    EndTag(Cow<'a, str>),
     /// A start tag cut by the end of the input: not an element, but libxml2 has
     /// already repaired the tree for it (implied `html`/`body`, closed elements).
-    CutStartTag { name: Cow<'a, str> },
+    CutStartTag(Cow<'a, str>),
+}
+
+impl<'a> Token<'a> {
+    /// A text token: `decode` — character references apply; `refs` — it holds an `&`.
+    fn text(text: &'a str, decode: bool, refs: bool) -> Self {
+        match (decode, refs) {
+            (false, _) => Self::RawText(text),
+            (true, false) => Self::Text(text),
+            (true, true) => Self::TextWithRefs(text),
+        }
+    }
 }
 
 /// What the content after a start tag is.
@@ -245,10 +258,9 @@ impl<'a> Tokenizer<'a> {
 
     /// The next token; `None` at the end of the input.
     ///
-    /// Inlined into the tree builder's loop (its one caller): returned through memory,
-    /// the token's flags were written a byte at a time and read back as one wider
-    /// load, a store-forwarding stall at every token, and the dispatch on its kind
-    /// waited for it.
+    /// Inlined into the tree builder's loop, its one caller: the token does not go
+    /// through a call's return slot (and its kind, which carries its flags, is
+    /// dispatched on straight away).
     #[inline(always)]
     pub(crate) fn next_token(&mut self) -> Option<Token<'a>> {
         if let Some((name, content)) = self.pending.take() {
@@ -260,15 +272,13 @@ impl<'a> Tokenizer<'a> {
             };
             self.pos = end;
             if end > start {
-                return Some(Token::Text {
-                    text: &self.html[start..end],
-                    decode: content == Content::RcData,
-                    refs: content == Content::RcData
-                        && self
-                            .examined
-                            .memchr(b'&', &self.html.as_bytes()[start..end])
-                            .is_some(),
-                });
+                let decode = content == Content::RcData;
+                let refs = decode
+                    && self
+                        .examined
+                        .memchr(b'&', &self.html.as_bytes()[start..end])
+                        .is_some();
+                return Some(Token::text(&self.html[start..end], decode, refs));
             }
         }
         let bytes = self.html.as_bytes();
@@ -278,11 +288,8 @@ impl<'a> Tokenizer<'a> {
         loop {
             let Some(lt) = self.find_lt(at, &mut refs) else {
                 self.pos = bytes.len();
-                return (text_start < bytes.len()).then(|| Token::Text {
-                    text: &self.html[text_start..],
-                    decode: true,
-                    refs,
-                });
+                return (text_start < bytes.len())
+                    .then(|| Token::text(&self.html[text_start..], true, refs));
             };
             if !self.starts_markup(lt) {
                 // A '<' that starts nothing is text.
@@ -292,11 +299,7 @@ impl<'a> Tokenizer<'a> {
             if lt > text_start {
                 // The text before the markup first; the markup on the next call.
                 self.pos = lt;
-                return Some(Token::Text {
-                    text: &self.html[text_start..lt],
-                    decode: true,
-                    refs,
-                });
+                return Some(Token::text(&self.html[text_start..lt], true, refs));
             }
             if let Some(token) = self.markup(lt) {
                 return Some(token);
@@ -397,7 +400,7 @@ impl<'a> Tokenizer<'a> {
             // Cut by the end of the input: dropped (HTML5 and libxml2 agree).
             return None;
         }
-        Some(Token::EndTag { name })
+        Some(Token::EndTag(name))
     }
 
     fn start_tag(&mut self, lt: usize) -> Option<Token<'a>> {
@@ -409,7 +412,7 @@ impl<'a> Tokenizer<'a> {
         self.pos = end;
         if !complete {
             // Cut by the end of the input: no element (HTML5 and libxml2 agree).
-            return Some(Token::CutStartTag { name });
+            return Some(Token::CutStartTag(name));
         }
         // Raw-text and RCDATA names start with one of these letters.
         let maybe_raw = matches!(
@@ -434,7 +437,11 @@ impl<'a> Tokenizer<'a> {
             let raw = &self.html[lt + 1..name_end];
             self.pending = Some((raw, content));
         }
-        Some(Token::StartTag { name, self_closing })
+        Some(if self_closing {
+            Token::SelfClosingStartTag(name)
+        } else {
+            Token::StartTag(name)
+        })
     }
 
     /// Where the raw text of element `name` ends: at `</name` followed by whitespace,
@@ -670,21 +677,24 @@ mod tests {
         let mut out = Vec::new();
         while let Some(tok) = t.next_token() {
             out.push(match tok {
-                Token::Text { text, decode, refs } => {
+                Token::Text(text) | Token::TextWithRefs(text) | Token::RawText(text) => {
+                    let decode = !matches!(tok, Token::RawText(_));
+                    let refs = matches!(tok, Token::TextWithRefs(_));
                     // `refs` is exactly "decoded text holding an `&`".
                     assert_eq!(refs, decode && text.contains('&'), "{text:?}");
                     format!("{}:{text}", if decode { "T" } else { "t" })
                 }
-                Token::StartTag { name, self_closing } => {
+                Token::StartTag(ref name) | Token::SelfClosingStartTag(ref name) => {
                     let mut s = format!("<{name}");
                     for (n, v) in t.attrs().iter() {
                         s.push_str(&format!(" {n}={v}"));
                     }
+                    let self_closing = matches!(tok, Token::SelfClosingStartTag(_));
                     s.push_str(if self_closing { "/>" } else { ">" });
                     s
                 }
-                Token::EndTag { name } => format!("</{name}>"),
-                Token::CutStartTag { name } => format!("<{name}…"),
+                Token::EndTag(name) => format!("</{name}>"),
+                Token::CutStartTag(name) => format!("<{name}…"),
             });
         }
         out
@@ -699,7 +709,7 @@ mod tests {
             assert_eq!(tokens("<a x=1 y=2 z=3>"), ["<a x=1 y=2 z=3>"]);
             let mut t = Tokenizer::new("<i>");
             assert_eq!(t.attrs().iter().count(), 0, "a stale list before any tag");
-            assert!(matches!(t.next_token(), Some(Token::StartTag { .. })));
+            assert!(matches!(t.next_token(), Some(Token::StartTag(_))));
             assert_eq!(t.attrs().iter().count(), 0);
         }
     }
@@ -762,16 +772,9 @@ mod tests {
         }
         html.push_str(">after");
         let mut t = Tokenizer::new(&html);
-        assert!(matches!(t.next_token(), Some(Token::StartTag { .. })));
+        assert!(matches!(t.next_token(), Some(Token::StartTag(_))));
         assert_eq!(t.attrs().iter().count(), MAX_ATTRIBUTES);
         assert_eq!(t.dropped_attributes, 10);
-        assert_eq!(
-            t.next_token(),
-            Some(Token::Text {
-                text: "after",
-                decode: true,
-                refs: false
-            })
-        );
+        assert_eq!(t.next_token(), Some(Token::Text("after")));
     }
 }

@@ -212,12 +212,15 @@ impl<S: TreeSink> TreeBuilder<S> {
         while let Some(token) = tokenizer.next_token() {
             self.stats.steps += 1;
             match token {
-                Token::Text { text, decode, refs } => self.text(text, decode, refs),
-                Token::StartTag { name, self_closing } => {
-                    self.start_tag(&name, self_closing, tokenizer.attrs());
+                Token::Text(text) => self.text(text, true, false),
+                Token::TextWithRefs(text) => self.text(text, true, true),
+                Token::RawText(text) => self.text(text, false, false),
+                Token::StartTag(name) => self.start_tag(&name, false, tokenizer.attrs()),
+                Token::SelfClosingStartTag(name) => {
+                    self.start_tag(&name, true, tokenizer.attrs());
                 }
-                Token::EndTag { name } => self.end_tag(&name),
-                Token::CutStartTag { name } => {
+                Token::EndTag(name) => self.end_tag(&name),
+                Token::CutStartTag(name) => {
                     let k = key(&name);
                     self.auto_close(k);
                     self.check_implied(&name, k);
