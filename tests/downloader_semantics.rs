@@ -285,6 +285,25 @@ fn sorted_keys(meta: &Meta) -> Vec<String> {
     keys
 }
 
+/// The meta keys recorded from a Scrapy crawl (`record_response_meta.py`).
+fn recorded_meta() -> Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/middlewares/response_meta.json"
+    );
+    let text = std::fs::read_to_string(path).expect("tests/data/middlewares/response_meta.json");
+    serde_json::from_str(&text).expect("json")
+}
+
+/// A recorded list of keys.
+fn recorded_keys(v: &Value) -> Vec<String> {
+    v.as_array()
+        .expect("keys")
+        .iter()
+        .map(|k| k.as_str().expect("key").to_owned())
+        .collect()
+}
+
 /// The recording's page key: the URL after `scheme://host:port/`.
 fn page_key(url: &url::Url) -> String {
     url.as_str().splitn(4, '/').nth(3).unwrap_or("").to_owned()
@@ -294,12 +313,7 @@ fn page_key(url: &url::Url) -> String {
 fn process_response_and_process_exception_see_the_downloaders_meta_as_scrapy_does() {
     // Scrapy's process_response gets the request the downloader (`download_slot`) and
     // the handler (`download_latency`) wrote to: recorded from a real crawl.
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/middlewares/response_meta.json"
-    );
-    let text = std::fs::read_to_string(path).expect("tests/data/middlewares/response_meta.json");
-    let recorded: Value = serde_json::from_str(&text).expect("json");
+    let recorded = recorded_meta();
     let order = recorded["middleware_order"].as_i64().expect("order");
     let server = trawl::testing::FixtureServer::start(trawl::testing::FixtureOptions::default())
         .expect("fixture server");
@@ -348,13 +362,6 @@ fn process_response_and_process_exception_see_the_downloaders_meta_as_scrapy_doe
         "{failures:?}"
     );
     let pages = recorded["pages"].as_object().expect("pages");
-    let as_keys = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .expect("keys")
-            .iter()
-            .map(|k| k.as_str().expect("key").to_owned())
-            .collect()
-    };
     let seen = seen.borrow();
     let callback_keys = callback_keys.borrow();
     assert_eq!(seen.len(), pages.len(), "{seen:?}");
@@ -370,7 +377,7 @@ fn process_response_and_process_exception_see_the_downloaders_meta_as_scrapy_doe
         let got = seen.iter().find(|(p, _)| p == page).map(|(_, k)| k);
         assert_eq!(
             got,
-            Some(&as_keys(&expected["process_exception_meta_keys"])),
+            Some(&recorded_keys(&expected["process_exception_meta_keys"])),
             "process_exception of {page}"
         );
         // Its errback gets that same request, as the middlewares left it (after the
@@ -378,7 +385,7 @@ fn process_response_and_process_exception_see_the_downloaders_meta_as_scrapy_doe
         let got = errback_keys.iter().find(|(p, _)| p == page).map(|(_, k)| k);
         assert_eq!(
             got,
-            Some(&as_keys(&expected["errback_meta_keys"])),
+            Some(&recorded_keys(&expected["errback_meta_keys"])),
             "errback of {page}"
         );
     }
@@ -386,7 +393,7 @@ fn process_response_and_process_exception_see_the_downloaders_meta_as_scrapy_doe
         let got = seen.iter().find(|(p, _)| p == page).map(|(_, k)| k);
         assert_eq!(
             got,
-            Some(&as_keys(&expected["process_response_meta_keys"])),
+            Some(&recorded_keys(&expected["process_response_meta_keys"])),
             "process_response of {page}"
         );
         // The callback sees the same request. One deliberate difference (DESIGN.md
@@ -394,8 +401,8 @@ fn process_response_and_process_exception_see_the_downloaders_meta_as_scrapy_doe
         // meta when it first pulls a generator callback's output, before the
         // callback's body runs; trawl's spider middlewares get `&Response`, so a
         // response's meta has `depth` only when its request had it.
-        let request_keys = as_keys(&expected["process_response_meta_keys"]);
-        let want: Vec<String> = as_keys(&expected["callback_meta_keys"])
+        let request_keys = recorded_keys(&expected["process_response_meta_keys"]);
+        let want: Vec<String> = recorded_keys(&expected["callback_meta_keys"])
             .into_iter()
             .filter(|k| k != "depth" || request_keys.contains(k))
             .collect();
@@ -487,17 +494,7 @@ fn a_handler_that_panics_fails_its_request_to_the_errback_with_the_request() {
     assert_eq!(url, "http://a.test/bug");
     // The keys Scrapy's errback gets for a failed start request with `dont_retry`
     // (recorded from a Scrapy crawl, a refused connection there).
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/middlewares/response_meta.json"
-    );
-    let text = std::fs::read_to_string(path).expect("tests/data/middlewares/response_meta.json");
-    let recorded: Value = serde_json::from_str(&text).expect("json");
-    let want: Vec<String> = recorded["pages"]["refused?dont_retry=1"]["errback_meta_keys"]
-        .as_array()
-        .expect("keys")
-        .iter()
-        .map(|k| k.as_str().expect("key").to_owned())
-        .collect();
+    let recorded = recorded_meta();
+    let want = recorded_keys(&recorded["pages"]["refused?dont_retry=1"]["errback_meta_keys"]);
     assert_eq!(keys, &want, "the request the downloader wrote to");
 }

@@ -37,6 +37,11 @@ OUT = Path(__file__).with_name("response_meta.json")
 SEEN: dict[str, dict] = {}
 
 
+def page_key(url: str) -> str:
+    """The URL after ``scheme://host:port/``: the recording's page key."""
+    return url.split("/", 3)[3]
+
+
 class Handler(BaseHTTPRequestHandler):
     def do_GET(self):  # noqa: N802 (http.server's name)
         body = b"status 200\n"
@@ -53,13 +58,13 @@ class Handler(BaseHTTPRequestHandler):
 class RecordingMiddleware:
     def process_exception(self, request, exception, spider):
         # The first failure of the refused request only (retries add retry_times).
-        key = request.url.split("/", 3)[3]
+        key = page_key(request.url)
         SEEN.setdefault(key, {}).setdefault(
             "process_exception_meta_keys", sorted(request.meta)
         )
 
     def process_response(self, request, response, spider):
-        key = request.url.split("/", 3)[3]
+        key = page_key(request.url)
         SEEN.setdefault(key, {})["process_response_meta_keys"] = sorted(request.meta)
         return response
 
@@ -83,11 +88,11 @@ class MetaSpider(scrapy.Spider):
     def failed(self, failure):
         # The request the errback gets: in Scrapy, the one object the middlewares, the
         # downloader and the retry middleware's last copy wrote to.
-        key = failure.request.url.split("/", 3)[3]
+        key = page_key(failure.request.url)
         SEEN.setdefault(key, {})["errback_meta_keys"] = sorted(failure.request.meta)
 
     def parse(self, response):
-        key = response.url.split("/", 3)[3]
+        key = page_key(response.url)
         SEEN.setdefault(key, {})["callback_meta_keys"] = sorted(response.meta)
         if "next" not in response.url:
             yield scrapy.Request(f"{self.base}/status/200?next=1")
