@@ -140,20 +140,30 @@ impl<T: 'static> From<Step<T>> for Next<T> {
     }
 }
 
+/// A canceller given to [`Deferred::with_canceller`].
+type CancelFn<T> = Box<dyn FnOnce(&Deferred<T>)>;
+
 /// What `cancel()` calls before falling back to `CancelledError`.
-type Canceller<T> = Box<dyn FnOnce(&Deferred<T>)>;
+enum Canceller<T: 'static> {
+    /// A canceller given to [`Deferred::with_canceller`].
+    Call(CancelFn<T>),
+    /// Cancel the Deferred this one was made from ([`Deferred::then`]): a handle to
+    /// its state, so a `then` allocates no closure for its canceller.
+    Source(Rc<dyn CancelDyn>),
+}
 
 /// One entry of the chain: a callback/errback pair folded into one closure.
 type Link<T> = Box<dyn FnOnce(Result<T, Failure>) -> Next<T>>;
 
-/// Type-erased "cancel the Deferred I am waiting on".
+/// Type-erased "cancel the Deferred I am waiting on", implemented by a Deferred's
+/// shared state itself: holding one is a reference count, not an allocation.
 trait CancelDyn {
-    fn cancel_dyn(&self);
+    fn cancel_dyn(self: Rc<Self>);
 }
 
-impl<T: 'static> CancelDyn for Deferred<T> {
-    fn cancel_dyn(&self) {
-        self.cancel();
+impl<T: 'static> CancelDyn for RefCell<State<T>> {
+    fn cancel_dyn(self: Rc<Self>) {
+        Deferred { inner: self }.cancel();
     }
 }
 
@@ -267,7 +277,7 @@ impl<T: 'static> Deferred<T> {
         F: FnOnce(&Deferred<T>) + 'static,
     {
         let d = Self::new();
-        d.inner.borrow_mut().canceller = Some(Box::new(canceller));
+        d.inner.borrow_mut().canceller = Some(Canceller::Call(Box::new(canceller)));
         d
     }
 
@@ -409,8 +419,9 @@ impl<T: 'static> Deferred<T> {
         F: FnOnce(Result<T, Failure>) -> R + 'static,
         R: IntoStep<U>,
     {
-        let source = self.clone();
-        let out = Deferred::<U>::with_canceller(move |_| source.cancel());
+        let out = Deferred::<U>::new();
+        let source: Rc<dyn CancelDyn> = self.inner.clone();
+        out.inner.borrow_mut().canceller = Some(Canceller::Source(source));
         let target = out.clone();
         self.push_link(Box::new(move |r| {
             let step = catch_unwind(AssertUnwindSafe(|| f(r).into_step()))
@@ -512,7 +523,10 @@ impl<T: 'static> Deferred<T> {
             return;
         }
         if let Some(canceller) = canceller
-            && let Err(panic) = catch_unwind(AssertUnwindSafe(|| canceller(self)))
+            && let Err(panic) = catch_unwind(AssertUnwindSafe(|| match canceller {
+                Canceller::Call(f) => f(self),
+                Canceller::Source(source) => source.cancel_dyn(),
+            }))
         {
             log::error!(
                 "Unhandled panic in a Deferred canceller: {}",
@@ -708,7 +722,7 @@ impl<T: 'static> Deferred<T> {
             let mut s = self.inner.borrow_mut();
             s.running = false;
             s.waiting = true;
-            s.chained_to = Some(Rc::new(inner.clone()));
+            s.chained_to = Some(inner.inner.clone());
         }
         let outer = self.clone();
         inner.push_link(Box::new(move |r| {
