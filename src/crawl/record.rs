@@ -298,8 +298,15 @@ pub fn decode(bytes: &[u8]) -> Result<Request, RecordError> {
         _ => return Err(RecordError::BadVarint("method")),
     };
     let url_text = r.str("url")?;
-    let url =
-        Url::parse(url_text).map_err(|e| RecordError::BadUrl(format!("{url_text:?}: {e}")))?;
+    // A URL that parses as it is skips its host's parse when the origin is known
+    // (`parse_as_is`): the downloader needs the parse at once, and a parsed URL is
+    // shared by the request's copies where a string would be copied.
+    let url = if crate::crawl::canonical::parses_as_is(url_text) {
+        crate::crawl::canonical::parse_as_is(url_text)
+    } else {
+        Url::parse(url_text)
+    }
+    .map_err(|e| RecordError::BadUrl(format!("{url_text:?}: {e}")))?;
     let mut request = Request::new(url).with_priority(priority);
     // The record holds Scrapy's form of the URL; kept when the url crate's differs.
     request.set_scrapy_url(url_text);

@@ -308,7 +308,7 @@ impl Request {
         self.url.get_or_init(|| {
             let text = self.lazy.as_deref().unwrap_or("");
             #[allow(clippy::expect_used)] // A constant that parses: not data.
-            Rc::new(Url::parse(text).unwrap_or_else(|e| {
+            Rc::new(super::canonical::parse_as_is(text).unwrap_or_else(|e| {
                 // `parses_as_is` promised otherwise (and is tested against the parser).
                 log::error!("a deferred URL did not parse: {text:?}: {e}");
                 Url::parse("http://invalid.invalid/").expect("a constant URL parses")

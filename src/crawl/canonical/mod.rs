@@ -35,7 +35,7 @@ use quote::*;
 use split::*;
 
 pub(crate) use join::{Joiner, with_netloc_and_path};
-pub(crate) use safe::{host_as_is, parses_as_is, safe_url_string_owned, urlencode};
+pub(crate) use safe::{host_as_is, parse_as_is, parses_as_is, safe_url_string_owned, urlencode};
 pub use safe::{safe_url_string, safe_url_string_encoded};
 
 /// w3lib's `to_unicode(bytes, "utf-8", errors="percentencode")`: UTF-8, with each

@@ -197,6 +197,83 @@ pub(crate) fn parses_as_is(url: &str) -> bool {
     host_parses_as_is(host)
 }
 
+/// The `url` crate's parse of `url`, a URL [`parses_as_is`] admitted, without parsing
+/// its host again when the thread has seen that origin before: an origin that comes
+/// round a second time in its slot (eight, picked by the origin's hash) is parsed once
+/// as a base, and its URLs are parsed relative to it — `base.join("/path?query#frag")`,
+/// the WHATWG parser's "path-absolute" state, which copies the base's scheme, host and
+/// port and parses the rest as the full parse would. The host is the costly part of a
+/// parse (IDNA mapping, the IPv4 reading): a crawl parses the same few hosts for every
+/// request it downloads. Anything else (`http://h` alone, `http://h?q`, `http://h//p`)
+/// is parsed whole. Equal to `Url::parse(url)`, serialisation and every part: tested
+/// on the URL corpora and on generated URLs (`parse_as_is_equals_the_full_parse`).
+pub(crate) fn parse_as_is(url: &str) -> Result<url::Url, url::ParseError> {
+    let Some(end) = origin_end(url) else {
+        return url::Url::parse(url);
+    };
+    let (origin, rest) = url.split_at(end);
+    if !rest.starts_with('/') || rest.starts_with("//") {
+        return url::Url::parse(url);
+    }
+    let slot = (crate::util::fx_hash(origin.as_bytes()) % BASE_SLOTS as u64) as usize;
+    BASES
+        .try_with(|bases| {
+            let Ok(mut bases) = bases.try_borrow_mut() else {
+                return url::Url::parse(url);
+            };
+            if bases.is_empty() {
+                bases.resize_with(BASE_SLOTS, || None);
+            }
+            let Some(entry) = bases.get_mut(slot) else {
+                return url::Url::parse(url);
+            };
+            match entry {
+                Some((known, base)) if **known == *origin => {
+                    if base.is_none() {
+                        *base = url::Url::parse(origin).ok();
+                    }
+                    match base {
+                        Some(base) => base.join(rest),
+                        None => url::Url::parse(url),
+                    }
+                }
+                _ => {
+                    // First sight (in this slot): remembered, parsed whole.
+                    *entry = Some((origin.into(), None));
+                    url::Url::parse(url)
+                }
+            }
+        })
+        .unwrap_or_else(|_| url::Url::parse(url))
+}
+
+/// Slots of [`parse_as_is`]'s bases.
+const BASE_SLOTS: usize = 8;
+
+/// An origin [`parse_as_is`] saw, with its parse once it came round again.
+type Base = Option<(Box<str>, Option<url::Url>)>;
+
+thread_local! {
+    /// [`parse_as_is`]'s origins (`scheme://host[:port]`), each with its parse once it
+    /// came round a second time.
+    static BASES: std::cell::RefCell<Vec<Base>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Where the origin (`scheme://host[:port]`) of a URL [`parses_as_is`] admitted ends.
+fn origin_end(url: &str) -> Option<usize> {
+    let (start, len) = leading_host(url)?;
+    let b = url.as_bytes();
+    let mut i = start + len;
+    if b.get(i) == Some(&b':') {
+        i += 1;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+    }
+    Some(i)
+}
+
 /// [`parses_as_is`]'s test of a host of ASCII letters, digits, `.` and `-`, in one
 /// pass over its bytes: no IDNA (`xn--`) label; a last non-empty label that is a number
 /// (or `0x`...) makes the host an IPv4 address, which must be four canonical octets.
@@ -428,6 +505,110 @@ mod tests {
             }
         }
         assert!(admitted > 1000 && refused > 1000, "{admitted} / {refused}");
+    }
+
+    /// `parse_as_is` against `Url::parse`: serialisation, parts and `Debug` (which
+    /// shows every index), three times each so the base path runs.
+    fn assert_parse_as_is(url: &str) {
+        if !super::parses_as_is(url) {
+            return;
+        }
+        let full = url::Url::parse(url).expect("admitted, so it parses");
+        for _ in 0..3 {
+            let fast = super::parse_as_is(url);
+            assert_eq!(
+                fast.as_ref().map(url::Url::as_str),
+                Ok(full.as_str()),
+                "{url:?}"
+            );
+            let fast = fast.expect("compared above");
+            assert_eq!(format!("{fast:?}"), format!("{full:?}"), "{url:?}");
+            assert_eq!(
+                (
+                    fast.host_str(),
+                    fast.port(),
+                    fast.path(),
+                    fast.query(),
+                    fast.fragment()
+                ),
+                (
+                    full.host_str(),
+                    full.port(),
+                    full.path(),
+                    full.query(),
+                    full.fragment()
+                ),
+                "{url:?}"
+            );
+        }
+    }
+
+    /// Origins in every shape of what follows them (URLs a crawl parses again and
+    /// again), then the recorded corpora in their order.
+    #[test]
+    fn parse_as_is_equals_the_full_parse() {
+        let origins = [
+            "http://example.com",
+            "https://example.com",
+            "http://example.com:8080",
+            "https://example.com:443",
+            "http://127.0.0.1:8089",
+            "http://10.0.0.1",
+            "http://a-b.c.example",
+            "http://0x7f.1",
+            "http://1.2.3",
+        ];
+        let tails = [
+            "",
+            "/",
+            "//",
+            "//x/y",
+            "/a/b.html",
+            "/a/./b/../c",
+            "/..",
+            "/%2e%2E/x",
+            "/a?",
+            "/a?b=1&c",
+            "/a?q#f",
+            "/#",
+            "/#frag",
+            "?q",
+            "#f",
+            "/a;p?q",
+            "/~user/%7e",
+            "/a/b/",
+            "/.",
+            "/a/..",
+            "/A/B?C=D#E",
+        ];
+        let mut checked = 0;
+        for o in origins {
+            for t in tails {
+                let url = format!("{o}{t}");
+                checked += usize::from(super::parses_as_is(&url));
+                assert_parse_as_is(&url);
+            }
+        }
+        assert!(checked > 100, "{checked} admitted");
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/urls");
+        for file in [
+            "urls.json",
+            "follow.json",
+            "linkextract.json",
+            "redirects.json",
+        ] {
+            let text = std::fs::read_to_string(format!("{dir}/{file}")).expect("corpus");
+            let value: serde_json::Value = serde_json::from_str(&text).expect("json");
+            let mut stack = vec![&value];
+            while let Some(v) = stack.pop() {
+                match v {
+                    serde_json::Value::String(s) => assert_parse_as_is(s),
+                    serde_json::Value::Array(a) => stack.extend(a),
+                    serde_json::Value::Object(m) => stack.extend(m.values()),
+                    _ => {}
+                }
+            }
+        }
     }
 
     #[test]
