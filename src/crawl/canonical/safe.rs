@@ -590,7 +590,16 @@ mod tests {
             }
         }
         assert!(checked > 100, "{checked} admitted");
+        for s in corpus_strings() {
+            assert_parse_as_is(&s);
+        }
+    }
+
+    /// Every string of the recorded URL corpora (inputs and Scrapy's outputs), in
+    /// the files' order.
+    fn corpus_strings() -> Vec<String> {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/urls");
+        let mut out = Vec::new();
         for file in [
             "urls.json",
             "follow.json",
@@ -602,47 +611,28 @@ mod tests {
             let mut stack = vec![&value];
             while let Some(v) = stack.pop() {
                 match v {
-                    serde_json::Value::String(s) => assert_parse_as_is(s),
+                    serde_json::Value::String(s) => out.push(s.clone()),
                     serde_json::Value::Array(a) => stack.extend(a),
                     serde_json::Value::Object(m) => stack.extend(m.values()),
                     _ => {}
                 }
             }
         }
+        out
     }
 
     #[test]
     fn already_safe_implies_identity() {
-        // Every URL of the recorded corpora (inputs and Scrapy's outputs).
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/urls");
-        let mut strings = 0;
-        let mut fast = 0;
-        for file in [
-            "urls.json",
-            "follow.json",
-            "linkextract.json",
-            "redirects.json",
-        ] {
-            let text = std::fs::read_to_string(format!("{dir}/{file}")).expect("corpus");
-            let value: serde_json::Value = serde_json::from_str(&text).expect("json");
-            let mut stack = vec![&value];
-            while let Some(v) = stack.pop() {
-                match v {
-                    serde_json::Value::String(s) => {
-                        strings += 1;
-                        fast += usize::from(already_safe(s));
-                        check(s);
-                        if super::parses_as_is(s) {
-                            assert!(
-                                url::Url::parse(s).is_ok(),
-                                "admitted but does not parse: {s}"
-                            );
-                        }
-                    }
-                    serde_json::Value::Array(a) => stack.extend(a),
-                    serde_json::Value::Object(o) => stack.extend(o.values()),
-                    _ => {}
-                }
+        let (mut strings, mut fast) = (0, 0);
+        for s in corpus_strings() {
+            strings += 1;
+            fast += usize::from(already_safe(&s));
+            check(&s);
+            if super::parses_as_is(&s) {
+                assert!(
+                    url::Url::parse(&s).is_ok(),
+                    "admitted but does not parse: {s}"
+                );
             }
         }
         assert!(
