@@ -221,13 +221,7 @@ pub(crate) fn parse_as_is(url: &str) -> Result<url::Url, url::ParseError> {
             let Ok(mut bases) = bases.try_borrow_mut() else {
                 return url::Url::parse(url);
             };
-            if bases.is_empty() {
-                bases.resize_with(BASE_SLOTS, || None);
-            }
-            let Some(entry) = bases.get_mut(slot) else {
-                return url::Url::parse(url);
-            };
-            match entry {
+            match &mut bases[slot] {
                 Some((known, base)) if **known == *origin => {
                     if base.is_none() {
                         *base = url::Url::parse(origin).ok();
@@ -237,7 +231,7 @@ pub(crate) fn parse_as_is(url: &str) -> Result<url::Url, url::ParseError> {
                         None => url::Url::parse(url),
                     }
                 }
-                _ => {
+                entry => {
                     // First sight (in this slot): remembered, parsed whole.
                     *entry = Some((origin.into(), None));
                     url::Url::parse(url)
@@ -256,8 +250,8 @@ type Base = Option<(Box<str>, Option<url::Url>)>;
 thread_local! {
     /// [`parse_as_is`]'s origins (`scheme://host[:port]`), each with its parse once it
     /// came round a second time.
-    static BASES: std::cell::RefCell<Vec<Base>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    static BASES: std::cell::RefCell<[Base; BASE_SLOTS]> =
+        const { std::cell::RefCell::new([const { None }; BASE_SLOTS]) };
 }
 
 /// Where the origin (`scheme://host[:port]`) of a URL [`parses_as_is`] admitted ends.
