@@ -28,9 +28,18 @@ pub fn canonical_url(request: &Request, keep_fragments: bool) -> String {
 
 /// [`canonical_url`], borrowing the request's URL when it is already canonical.
 fn canonical_url_cow(request: &Request, keep_fragments: bool) -> std::borrow::Cow<'_, str> {
+    canonical_url_plain(request, keep_fragments).0
+}
+
+/// [`canonical_url_cow`], and whether JSON writes it as it is (see
+/// `canonicalize_cow_plain`).
+fn canonical_url_plain(
+    request: &Request,
+    keep_fragments: bool,
+) -> (std::borrow::Cow<'_, str>, bool) {
     let url = request.url_str();
-    super::canonical::canonicalize_cow(url, true, keep_fragments)
-        .unwrap_or(std::borrow::Cow::Borrowed(url))
+    super::canonical::canonicalize_cow_plain(url, true, keep_fragments)
+        .unwrap_or((std::borrow::Cow::Borrowed(url), false))
 }
 
 /// The included headers of `request`, lower-cased, sorted, with all their values.
@@ -89,15 +98,26 @@ pub fn fingerprint_json(request: &Request, options: &FingerprintOptions) -> Stri
 /// assert_eq!(fingerprint(&a, &FingerprintOptions::default()), fingerprint(&b, &FingerprintOptions::default()));
 /// ```
 pub fn fingerprint(request: &Request, options: &FingerprintOptions) -> [u8; 20] {
-    let canonical = canonical_url_cow(request, options.keep_fragments);
+    let (canonical, plain) = canonical_url_plain(request, options.keep_fragments);
     let names = header_names(options);
     let headers = included_headers(request, &names);
-    digest(
-        request.method().as_str(),
-        &canonical,
+    let method = request.method();
+    let mut hasher = Sha1::new();
+    write_document_known(
+        &mut hasher,
+        Json {
+            text: method.as_str(),
+            // The standard methods' names are upper-case letters.
+            plain: !matches!(method, super::request::Method::Other(_)),
+        },
+        Json {
+            text: &canonical,
+            plain,
+        },
         request.body(),
         &headers,
-    )
+    );
+    hasher.finalize().into()
 }
 
 /// Lower-case hex of a fingerprint.
@@ -176,6 +196,9 @@ impl DocumentSink for Sha1 {
 
 /// Lower-case hex of `bytes` into `out`, 512 digits at a time.
 pub(crate) fn put_hex(out: &mut impl DocumentSink, bytes: &[u8]) {
+    if bytes.is_empty() {
+        return;
+    }
     let mut buf = [0u8; 512];
     for chunk in bytes.chunks(buf.len() / 2) {
         for (i, &b) in chunk.iter().enumerate() {
@@ -241,6 +264,38 @@ pub(crate) fn write_document(
     body: &[u8],
     headers: &[(&[u8], Vec<&[u8]>)],
 ) {
+    let unknown = |text| Json { text, plain: false };
+    write_document_known(out, unknown(method), unknown(canonical_url), body, headers);
+}
+
+/// A string for a JSON document, and whether it is known to be *plain*: printable
+/// ASCII without `"` or `\`, which JSON writes as it is (no scan for escapes).
+#[derive(Clone, Copy)]
+struct Json<'a> {
+    text: &'a str,
+    plain: bool,
+}
+
+impl Json<'_> {
+    fn put(self, out: &mut impl DocumentSink) {
+        if self.plain {
+            out.put("\"");
+            out.put(self.text);
+            out.put("\"");
+        } else {
+            put_json_str(out, self.text);
+        }
+    }
+}
+
+/// [`write_document`] with what is known of the method and URL.
+fn write_document_known(
+    out: &mut impl DocumentSink,
+    method: Json<'_>,
+    canonical_url: Json<'_>,
+    body: &[u8],
+    headers: &[(&[u8], Vec<&[u8]>)],
+) {
     out.put("{\"body\": \"");
     put_hex(out, body);
     out.put("\", \"headers\": {");
@@ -270,9 +325,9 @@ pub(crate) fn write_document(
         out.put("]");
     }
     out.put("}, \"method\": ");
-    put_json_str(out, method);
+    method.put(out);
     out.put(", \"url\": ");
-    put_json_str(out, canonical_url);
+    canonical_url.put(out);
     out.put("}");
 }
 

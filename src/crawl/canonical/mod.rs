@@ -189,17 +189,34 @@ fn fast_path(url: &str, keep_blank_values: bool, keep_fragments: bool) -> Option
 }
 
 /// [`canonicalize_url`], borrowing `url` when it is already canonical (the
-/// fingerprint of the usual link hashes it without a copy).
-pub(crate) fn canonicalize_cow(
+/// fingerprint of the usual link hashes it without a copy), and saying whether the
+/// answer is *plain*: printable ASCII without `"` or `\`, which JSON writes as it
+/// is. Said of the fast path's borrowed answers (`scheme://`, then [`FAST_HOST`],
+/// port and [`FAST_PATH`] bytes, which a constant below checks at compile time);
+/// other answers say `false` (not known, not necessarily escaped).
+pub(crate) fn canonicalize_cow_plain(
     url: &str,
     keep_blank_values: bool,
     keep_fragments: bool,
-) -> Result<Cow<'_, str>, CanonicalizeError> {
+) -> Result<(Cow<'_, str>, bool), CanonicalizeError> {
     if let Some(canonical) = fast_path(url, keep_blank_values, keep_fragments) {
-        return Ok(canonical);
+        let plain = matches!(canonical, Cow::Borrowed(_));
+        return Ok((canonical, plain));
     }
-    canonicalize_url(url, keep_blank_values, keep_fragments).map(Cow::Owned)
+    canonicalize_url(url, keep_blank_values, keep_fragments).map(|c| (Cow::Owned(c), false))
 }
+
+/// The fast path's borrowed answers are plain (see [`canonicalize_cow_plain`]): every
+/// byte its host and path tables admit is printable ASCII other than `"` and `\`.
+const _: () = {
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let plain = c > b' ' && c < 0x7f && c != b'"' && c != b'\\';
+        assert!(plain || !(FAST_HOST[b] || FAST_PATH[b]));
+        b += 1;
+    }
+};
 
 fn canonicalize(
     url: &str,

@@ -259,3 +259,41 @@ fn the_streamed_digest_hashes_exactly_the_json_document() {
         );
     }
 }
+
+#[test]
+fn the_fingerprint_escapes_what_it_does_not_know_to_be_plain() {
+    // `fingerprint` writes a standard method's name and a fast-path canonical URL
+    // without scanning them for JSON escapes; a method of its own and any other URL
+    // are scanned. Each request's digest is the SHA-1 of its JSON document (the
+    // document `fingerprint_vectors` checks against Scrapy's).
+    use crate::crawl::Request;
+    use crate::crawl::fingerprint::{FingerprintOptions, fingerprint, fingerprint_json};
+    use sha1::{Digest, Sha1};
+    let long_host = format!("http://{}.com/", "ü".repeat(64));
+    let urls = [
+        "http://example.com/a/b.html",
+        "http://example.com/a?b=1&a=2",
+        "http://example.com/a#frag",
+        long_host.as_str(),
+    ];
+    let mut escaped = 0;
+    for method in ["GET", "POST", "DELETE", "GE\"T", "X\\Y", "MÉTHODE"] {
+        for url in urls {
+            let request = Request::get(url).expect("url").with_method(method);
+            for keep_fragments in [false, true] {
+                let options = FingerprintOptions {
+                    keep_fragments,
+                    ..FingerprintOptions::default()
+                };
+                let json = fingerprint_json(&request, &options);
+                escaped += usize::from(["\\\"", "\\\\", "\\u"].iter().any(|e| json.contains(e)));
+                let expected: [u8; 20] = Sha1::digest(json.as_bytes()).into();
+                assert_eq!(fingerprint(&request, &options), expected, "{json}");
+            }
+        }
+    }
+    // The methods with a quote, a backslash or a non-ASCII letter (with every URL), and
+    // the URL whose host w3lib cannot encode (kept as it is) with the others, took
+    // escapes.
+    assert_eq!(escaped, 3 * urls.len() * 2 + 3 * 2);
+}
