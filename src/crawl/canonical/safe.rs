@@ -112,32 +112,60 @@ fn already_safe(url: &str) -> bool {
 
 /// [`already_safe`]'s check, answering with the URL's host when it passes.
 fn safe_host(url: &str) -> Option<&[u8]> {
-    // The host: lower-case letters, digits, `.` and `-`, up to a `:`, `/`, `?`, `#` or
-    // the end (anything else is not already safe).
-    let (start, mut i) = leading_host(url)?;
-    if i == 0 {
+    let origin = checked_origin(url)?;
+    let b = url.as_bytes();
+    safe_tail(&b[origin.end..]).then(|| &b[origin.host.0..origin.host.1])
+}
+
+/// The origin (`scheme://host[:port]`) of a URL whose scheme, host and port pass
+/// [`already_safe`]'s test: where its host is and where it ends.
+#[derive(Clone, Copy)]
+struct Origin {
+    host: (usize, usize),
+    end: usize,
+    /// [`host_parses_as_is`]'s answer for the host, when the thread knew it.
+    host_as_is: Option<bool>,
+}
+
+/// [`already_safe`]'s test of the scheme, host and port: `http`/`https`, a host of
+/// lower-case letters, digits, `.` and `-` up to a `:`, `/`, `?`, `#` or the end, and a
+/// canonical port. An origin just passed is kept for the thread (see [`KNOWN`]).
+fn checked_origin(url: &str) -> Option<Origin> {
+    if let Some(known) = known_origin(url.as_bytes()) {
+        return Some(known);
+    }
+    let (start, len) = leading_host(url)?;
+    if len == 0 {
         return None;
     }
-    let rest = &url.as_bytes()[start..];
-    let n = rest.len();
-    let host = &rest[..i];
-    if i < n && rest[i] == b':' {
+    let b = url.as_bytes();
+    let mut i = start + len;
+    if b.get(i) == Some(&b':') {
         // A canonical port: 1 to 65535, no leading zero.
         i += 1;
-        let start = i;
+        let digits = i;
         let mut port = 0u32;
-        while i < n && rest[i].is_ascii_digit() && i - start < 5 {
-            port = port * 10 + u32::from(rest[i] - b'0');
+        while i < b.len() && b[i].is_ascii_digit() && i - digits < 5 {
+            port = port * 10 + u32::from(b[i] - b'0');
             i += 1;
         }
-        if i == start || rest[start] == b'0' || port > 65535 {
+        if i == digits || b[digits] == b'0' || port > 65535 {
             return None;
         }
     }
-    let tail = &rest[i..];
+    let origin = Origin {
+        host: (start, start + len),
+        end: i,
+        host_as_is: None,
+    };
+    remember_origin(b, origin);
+    Some(origin)
+}
+
+/// [`already_safe`]'s test of what follows the origin, in one pass: the path up to
+/// `?` or `#`, a non-empty query (needing a path), a non-empty fragment.
+fn safe_tail(tail: &[u8]) -> bool {
     let n = tail.len();
-    // One pass: the path up to `?` or `#`, a non-empty query (needing a path), a
-    // non-empty fragment.
     let mut i = 0;
     while i < n && PATH_BODY[usize::from(tail[i])] {
         i += 1;
@@ -145,7 +173,7 @@ fn safe_host(url: &str) -> Option<&[u8]> {
     let path_len = i;
     if path_len > 0 && tail[0] != b'/' {
         // Not where a netloc ends (a sixth port digit, a byte a host cannot hold).
-        return None;
+        return false;
     }
     if i < n && tail[i] == b'?' {
         i += 1;
@@ -154,25 +182,105 @@ fn safe_host(url: &str) -> Option<&[u8]> {
             i += 1;
         }
         if i == start || path_len == 0 {
-            return None;
+            return false;
         }
     }
     if i < n {
         if tail[i] != b'#' {
-            return None;
+            return false;
         }
         i += 1;
         if i == n {
-            return None;
+            return false;
         }
         while i < n {
             if !PATH_SAFEST[usize::from(tail[i])] {
-                return None;
+                return false;
             }
             i += 1;
         }
     }
-    Some(host)
+    true
+}
+
+/// The longest origin [`KNOWN`] holds.
+const KNOWN_ORIGIN_BYTES: usize = 64;
+
+/// The thread's last origin that passed [`checked_origin`]'s test, as bytes.
+struct KnownOrigin {
+    bytes: [u8; KNOWN_ORIGIN_BYTES],
+    len: usize,
+    origin: Origin,
+}
+
+thread_local! {
+    /// The last origin [`checked_origin`] passed: a crawl's links and requests are
+    /// mostly on a few hosts, and a URL that starts with this origin followed by `/`,
+    /// `?`, `#` or nothing has the same host and port (the host ends at a `:` or at a
+    /// byte it cannot hold, the port at a non-digit), so the test of the host and port
+    /// — and [`host_parses_as_is`]'s, once made — is not made again. Tested against the
+    /// uncached test (`the_known_origin_answers_as_the_full_test`).
+    static KNOWN: std::cell::RefCell<KnownOrigin> = const {
+        std::cell::RefCell::new(KnownOrigin {
+            bytes: [0; KNOWN_ORIGIN_BYTES],
+            len: 0,
+            origin: Origin { host: (0, 0), end: 0, host_as_is: None },
+        })
+    };
+}
+
+/// [`KNOWN`]'s answer for `url`, if `url` starts with that origin.
+fn known_origin(url: &[u8]) -> Option<Origin> {
+    KNOWN
+        .try_with(|k| {
+            let k = k.try_borrow().ok()?;
+            let known = &k.bytes[..k.len];
+            (k.len > 0
+                && url.starts_with(known)
+                && matches!(url.get(k.len), None | Some(b'/' | b'?' | b'#')))
+            .then_some(k.origin)
+        })
+        .ok()
+        .flatten()
+}
+
+/// Keeps `origin` (of `url`) as the thread's [`KNOWN`] origin, when it fits. (One
+/// read from a URL whose port has a sixth digit is kept too: [`known_origin`] matches
+/// it only where an origin ends.)
+fn remember_origin(url: &[u8], origin: Origin) {
+    if origin.end > KNOWN_ORIGIN_BYTES {
+        return;
+    }
+    let _ = KNOWN.try_with(|k| {
+        if let Ok(mut k) = k.try_borrow_mut() {
+            k.bytes[..origin.end].copy_from_slice(&url[..origin.end]);
+            k.len = origin.end;
+            k.origin = origin;
+        }
+    });
+}
+
+/// Empties [`KNOWN`] (tests compare answers with and without it).
+#[cfg(test)]
+fn forget_origin() {
+    let _ = KNOWN.try_with(|k| {
+        if let Ok(mut k) = k.try_borrow_mut() {
+            k.len = 0;
+        }
+    });
+}
+
+/// Records [`host_parses_as_is`]'s answer for the [`KNOWN`] origin, `url`'s.
+fn remember_host_as_is(url: &[u8], origin: Origin, as_is: bool) {
+    let _ = KNOWN.try_with(|k| {
+        if let Ok(mut k) = k.try_borrow_mut()
+            && k.len == origin.end
+            && k.len > 0
+            && url.get(..origin.end) == Some(&k.bytes[..origin.end])
+        {
+            k.origin.host_as_is = Some(as_is);
+        }
+    });
 }
 
 /// Bytes of an already-safe URL's host: lower-case letters, digits, `.` and `-`.
@@ -191,10 +299,18 @@ static PATH_BODY: [bool; 256] = {
 /// `Request::get` defers the parse of such a URL until something needs it. Tested
 /// against the parser on the URL corpora and generated hosts.
 pub(crate) fn parses_as_is(url: &str) -> bool {
-    let Some(host) = safe_host(url) else {
+    let Some(origin) = checked_origin(url) else {
         return false;
     };
-    host_parses_as_is(host)
+    let b = url.as_bytes();
+    if !safe_tail(&b[origin.end..]) {
+        return false;
+    }
+    origin.host_as_is.unwrap_or_else(|| {
+        let as_is = host_parses_as_is(&b[origin.host.0..origin.host.1]);
+        remember_host_as_is(b, origin, as_is);
+        as_is
+    })
 }
 
 /// The `url` crate's parse of `url`, a URL [`parses_as_is`] admitted, without parsing
@@ -534,6 +650,90 @@ mod tests {
                 ),
                 "{url:?}"
             );
+        }
+    }
+
+    /// `safe_host`'s and `parses_as_is`'s answers for `url`.
+    fn answer(url: &str) -> (Option<Vec<u8>>, bool) {
+        (
+            super::safe_host(url).map(<[u8]>::to_vec),
+            super::parses_as_is(url),
+        )
+    }
+
+    /// [`answer`] with no origin known.
+    fn answer_fresh(url: &str) -> (Option<Vec<u8>>, bool) {
+        super::forget_origin();
+        answer(url)
+    }
+
+    /// The known origin changes no answer: URL `b` tested after URL `a` made its
+    /// origin known, and `a` again after `b` (which may have replaced it, or recorded
+    /// its own host's test), answer as with no origin known; over origins that prefix one another
+    /// (`.co` / `.com`, a port and a longer port, a port's sixth digit), a host too
+    /// long to keep, IDNA and IPv4 hosts, then the corpora after each generated origin.
+    #[test]
+    fn the_known_origin_answers_as_the_full_test() {
+        let long_host = format!("http://{}.example", "a".repeat(60));
+        let long_idna = format!("http://xn--{}.example", "b".repeat(60));
+        let origins = [
+            "http://example.co",
+            "http://example.com",
+            "https://example.com",
+            "http://example.com:8080",
+            "http://example.com:80801",
+            "http://example.com:12345",
+            "http://example.com:123456",
+            "http://127.0.0.1",
+            "http://127.0.0.1.5",
+            "http://0x7f.1",
+            "http://xn--bcher-kva.de",
+            "http://Example.com",
+            long_host.as_str(),
+            long_idna.as_str(),
+        ];
+        let tails = [
+            "",
+            "/",
+            "/a/b.html",
+            "?q=1",
+            "/?q",
+            "#f",
+            "/p#",
+            "x/",
+            ":80/",
+            "6/",
+            ".5/",
+        ];
+        let urls: Vec<String> = origins
+            .iter()
+            .flat_map(|o| tails.iter().map(move |t| format!("{o}{t}")))
+            .collect();
+        let (mut compared, mut safe, mut as_is) = (0, 0, 0);
+        for a in &urls {
+            for b in &urls {
+                super::forget_origin();
+                let _ = super::safe_host(a);
+                let (b_known, a_known) = (answer(b), answer(a));
+                for (url, known) in [(b, b_known), (a, a_known)] {
+                    assert_eq!(known, answer_fresh(url), "{url:?} after {a:?}, {b:?}");
+                    safe += usize::from(known.0.is_some());
+                    as_is += usize::from(known.1);
+                    compared += 1;
+                }
+            }
+        }
+        // Both answers, both ways, were seen.
+        assert!(safe > compared / 4 && as_is > compared / 8 && as_is < safe && safe < compared);
+        let corpus = corpus_strings();
+        for o in origins {
+            let primer = format!("{o}/");
+            for url in &corpus {
+                super::forget_origin();
+                let _ = super::parses_as_is(&primer);
+                let known = answer(url);
+                assert_eq!(known, answer_fresh(url), "{url:?} after {primer:?}");
+            }
         }
     }
 
