@@ -556,6 +556,14 @@ impl<'a> Tokenizer<'a> {
     /// are stored in [`attrs`](Self::attrs).
     #[inline(always)]
     fn scan_attributes(&mut self, pos: usize, keep: bool) -> (usize, bool, bool) {
+        if self.html.as_bytes().get(pos) == Some(&b'>') {
+            // No attributes (most tags): the loop's call is not made.
+            if keep {
+                self.attrs.clear();
+            }
+            self.examined.add(1);
+            return (pos + 1, false, true);
+        }
         let (end, self_closing, complete) = match self.scan_attributes_inner(pos, keep) {
             Some((end, self_closing)) => (end, self_closing, true),
             None => (self.html.len(), false, false),
