@@ -165,3 +165,39 @@ fn link_extractor_filters_match_scrapy() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// `deny_extensions` against Scrapy's answers recorded by
+/// `tests/data/urls/gen_extensions.py`: one link per page, a grid of paths (case,
+/// params, query, fragment, dots in directories, double extensions) and lists (the
+/// default, upper-case and dotted entries, entries holding a `/`, the empty one).
+#[test]
+fn deny_extensions_match_scrapy() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/urls/extensions.json"
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let data: Value = serde_json::from_str(&text).expect("extensions.json");
+    let cases = data["cases"].as_array().expect("cases");
+    assert_eq!(cases.len(), 306);
+    let (mut denied, mut wrong) = (0, Vec::new());
+    for case in cases {
+        let url = case["url"].as_str().expect("url");
+        let extractor = match case["extensions"].as_array() {
+            None => LinkExtractor::new(),
+            Some(exts) => LinkExtractor::new()
+                .deny_extensions(exts.iter().map(|e| e.as_str().expect("extension"))),
+        };
+        let body = format!(r#"<html><body><a href="{url}">t</a></body></html>"#);
+        let page = response("http://example.com/page", "text/html", body.into_bytes());
+        let dropped = extractor.extract_links(&page).is_empty();
+        let expected = case["denied"].as_bool().expect("denied");
+        denied += usize::from(expected);
+        if dropped != expected {
+            wrong.push(format!("{} {url}: dropped {dropped}", case["list"]));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // Both answers are recorded, for the default list and for others.
+    assert!(denied > 30 && denied < cases.len() / 2, "{denied}");
+}

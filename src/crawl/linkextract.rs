@@ -54,7 +54,7 @@ pub struct LinkExtractor {
     attrs: Vec<String>,
     unique: bool,
     canonicalize: bool,
-    /// Lower-case extensions to skip.
+    /// Extensions to skip, without their dot, as given.
     deny_extensions: crate::util::FxHashSet<String>,
     /// The longest of `deny_extensions`, in bytes (longer candidates are not looked up).
     longest_extension: usize,
@@ -190,12 +190,11 @@ impl LinkExtractor {
         self
     }
 
-    /// Extensions to skip (without dots; replaces the default list).
+    /// Extensions to skip (without their dot; replaces the default list). As in Scrapy,
+    /// a link is dropped when its lower-cased path ends with `.` and one of them, as
+    /// given: `"PDF"` matches nothing, `".pdf"` matches `a..pdf`.
     pub fn deny_extensions<S: AsRef<str>>(mut self, exts: impl IntoIterator<Item = S>) -> Self {
-        self.deny_extensions = exts
-            .into_iter()
-            .map(|e| e.as_ref().trim_start_matches('.').to_ascii_lowercase())
-            .collect();
+        self.deny_extensions = exts.into_iter().map(|e| e.as_ref().to_owned()).collect();
         self.longest_extension = self
             .deny_extensions
             .iter()
@@ -470,21 +469,28 @@ impl LinkExtractor {
         if self.deny_extensions.is_empty() {
             return false;
         }
-        let last = match memchr::memrchr(b'/', path.as_bytes()) {
-            Some(i) => &path[i + 1..],
-            None => path,
-        };
-        // Every dot of the last segment starts a candidate ("tar.gz" and "gz").
-        memchr::memchr_iter(b'.', last.as_bytes()).any(|i| {
-            let e = &last[i + 1..];
-            if e.len() > self.longest_extension {
-                false
-            } else if e.bytes().any(|b| b.is_ascii_uppercase()) {
-                self.deny_extensions.contains(&e.to_ascii_lowercase())
+        // `path.lower().endswith("." + ext)` for some `ext`: every dot at most
+        // `longest_extension` bytes from the end starts a candidate ("tar.gz" and
+        // "gz"; "zip/x" too, as in Scrapy), so the path is read backwards that far.
+        let b = path.as_bytes();
+        let stop = b.len().saturating_sub(self.longest_extension + 1);
+        let mut i = b.len();
+        while i > stop {
+            i -= 1;
+            if b[i] != b'.' {
+                continue;
+            }
+            let e = &path[i + 1..];
+            let denied = if e.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
+                self.deny_extensions.contains(&e.to_lowercase())
             } else {
                 self.deny_extensions.contains(e)
+            };
+            if denied {
+                return true;
             }
-        })
+        }
+        false
     }
 
     /// Scrapy's `url_is_from_any_domain` on `urlparse(url).netloc` (the port and any
