@@ -9,13 +9,11 @@ use serde_json::Value;
 use trawl::crawl::{LinkExtractor, Request, Response};
 use trawl::proto::Headers;
 
-fn load() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/urls/linkextract.json"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    serde_json::from_str(&text).expect("linkextract.json")
+/// A recorded file of `tests/data/urls/`.
+fn load(file: &str) -> Value {
+    let path = format!("{}/tests/data/urls/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 fn unhex(hex: &str) -> Vec<u8> {
@@ -42,7 +40,7 @@ fn stricter(url: &str) -> bool {
 
 #[test]
 fn link_urls_match_scrapy_on_the_recorded_hrefs() {
-    let data = load();
+    let data = load("linkextract.json");
     let bases = data["bases"].as_array().expect("bases");
     let cases = data["cases"].as_array().expect("cases");
     assert!(cases.len() > 1000, "the corpus is there");
@@ -130,7 +128,7 @@ fn extractor(name: &str) -> LinkExtractor {
 
 #[test]
 fn link_extractor_filters_match_scrapy() {
-    let data = load();
+    let data = load("linkextract.json");
     let r = response(
         data["options_url"].as_str().unwrap(),
         "text/html; charset=utf-8",
@@ -172,12 +170,7 @@ fn link_extractor_filters_match_scrapy() {
 /// default, upper-case and dotted entries, entries holding a `/`, the empty one).
 #[test]
 fn deny_extensions_match_scrapy() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/urls/extensions.json"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let data: Value = serde_json::from_str(&text).expect("extensions.json");
+    let data = load("extensions.json");
     let cases = data["cases"].as_array().expect("cases");
     assert_eq!(cases.len(), 306);
     let (mut denied, mut wrong) = (0, Vec::new());
