@@ -229,6 +229,11 @@ thread_local! {
     };
 }
 
+/// Where `url`'s origin ends, if it is the thread's [`KNOWN`] origin.
+pub(super) fn known_origin_end(url: &[u8]) -> Option<usize> {
+    known_origin(url).map(|o| o.end)
+}
+
 /// [`KNOWN`]'s answer for `url`, if `url` starts with that origin.
 fn known_origin(url: &[u8]) -> Option<Origin> {
     KNOWN
@@ -653,25 +658,43 @@ mod tests {
         }
     }
 
-    /// `safe_host`'s and `parses_as_is`'s answers for `url`.
-    fn answer(url: &str) -> (Option<Vec<u8>>, bool) {
+    /// `safe_host`'s, `parses_as_is`'s and the canonical fast path's answers for `url`.
+    type Answer = (Option<Vec<u8>>, bool, [Option<String>; 2]);
+
+    fn fast(url: &str, keep_fragments: bool) -> Option<String> {
+        super::super::fast_path(url, true, keep_fragments).map(|c| c.into_owned())
+    }
+
+    /// [`Answer`] for `url` with the origin the thread knows (the fast path first:
+    /// `safe_host` makes `url`'s own origin known).
+    fn answer(url: &str) -> Answer {
+        let fast = [fast(url, false), fast(url, true)];
         (
             super::safe_host(url).map(<[u8]>::to_vec),
             super::parses_as_is(url),
+            fast,
         )
     }
 
-    /// [`answer`] with no origin known.
-    fn answer_fresh(url: &str) -> (Option<Vec<u8>>, bool) {
+    /// [`Answer`] for `url` with no origin known before each of its tests.
+    fn answer_fresh(url: &str) -> Answer {
         super::forget_origin();
-        answer(url)
+        let host = super::safe_host(url).map(<[u8]>::to_vec);
+        super::forget_origin();
+        let as_is = super::parses_as_is(url);
+        let fast = [false, true].map(|keep| {
+            super::forget_origin();
+            fast(url, keep)
+        });
+        (host, as_is, fast)
     }
 
-    /// The known origin changes no answer: URL `b` tested after URL `a` made its
-    /// origin known, and `a` again after `b` (which may have replaced it, or recorded
-    /// its own host's test), answer as with no origin known; over origins that prefix one another
-    /// (`.co` / `.com`, a port and a longer port, a port's sixth digit), a host too
-    /// long to keep, IDNA and IPv4 hosts, then the corpora after each generated origin.
+    /// The known origin changes no answer (`safe_host`, `parses_as_is`, the canonical
+    /// fast path): URL `b` tested after URL `a` made its origin known, and `a` again
+    /// after `b` (which may have replaced it, or recorded its own host's test), answer
+    /// as with no origin known; over origins that prefix one another (`.co` / `.com`, a
+    /// port and a longer port, a port's sixth digit), a host too long to keep, IDNA and
+    /// IPv4 hosts, then the corpora after each generated origin.
     #[test]
     fn the_known_origin_answers_as_the_full_test() {
         let long_host = format!("http://{}.example", "a".repeat(60));
@@ -704,12 +727,15 @@ mod tests {
             ":80/",
             "6/",
             ".5/",
+            "/b?z=1&a=2#f",
+            "/./a",
+            "/A%2fB",
         ];
         let urls: Vec<String> = origins
             .iter()
             .flat_map(|o| tails.iter().map(move |t| format!("{o}{t}")))
             .collect();
-        let (mut compared, mut safe, mut as_is) = (0, 0, 0);
+        let (mut compared, mut safe, mut as_is, mut fast) = (0, 0, 0, 0);
         for a in &urls {
             for b in &urls {
                 super::forget_origin();
@@ -719,12 +745,17 @@ mod tests {
                     assert_eq!(known, answer_fresh(url), "{url:?} after {a:?}, {b:?}");
                     safe += usize::from(known.0.is_some());
                     as_is += usize::from(known.1);
+                    fast += usize::from(known.2[0].is_some());
                     compared += 1;
                 }
             }
         }
         // Both answers, both ways, were seen.
         assert!(safe > compared / 4 && as_is > compared / 8 && as_is < safe && safe < compared);
+        assert!(
+            fast > compared / 4 && fast < compared,
+            "{fast} of {compared}"
+        );
         let corpus = corpus_strings();
         for o in origins {
             let primer = format!("{o}/");
