@@ -207,9 +207,9 @@ fn safe_tail(tail: &[u8]) -> bool {
 const KNOWN_ORIGIN_BYTES: usize = 64;
 
 /// The thread's last origin that passed [`checked_origin`]'s test, as bytes.
+/// (Its bytes are `bytes[..origin.end]`; an `end` of 0: nothing known.)
 struct KnownOrigin {
     bytes: [u8; KNOWN_ORIGIN_BYTES],
-    len: usize,
     origin: Origin,
 }
 
@@ -223,7 +223,6 @@ thread_local! {
     static KNOWN: std::cell::RefCell<KnownOrigin> = const {
         std::cell::RefCell::new(KnownOrigin {
             bytes: [0; KNOWN_ORIGIN_BYTES],
-            len: 0,
             origin: Origin { host: (0, 0), end: 0, host_as_is: None },
         })
     };
@@ -239,10 +238,11 @@ fn known_origin(url: &[u8]) -> Option<Origin> {
     KNOWN
         .try_with(|k| {
             let k = k.try_borrow().ok()?;
-            let known = &k.bytes[..k.len];
-            (k.len > 0
+            let end = k.origin.end;
+            let known = &k.bytes[..end];
+            (end > 0
                 && url.starts_with(known)
-                && matches!(url.get(k.len), None | Some(b'/' | b'?' | b'#')))
+                && matches!(url.get(end), None | Some(b'/' | b'?' | b'#')))
             .then_some(k.origin)
         })
         .ok()
@@ -259,7 +259,6 @@ fn remember_origin(url: &[u8], origin: Origin) {
     let _ = KNOWN.try_with(|k| {
         if let Ok(mut k) = k.try_borrow_mut() {
             k.bytes[..origin.end].copy_from_slice(&url[..origin.end]);
-            k.len = origin.end;
             k.origin = origin;
         }
     });
@@ -270,7 +269,7 @@ fn remember_origin(url: &[u8], origin: Origin) {
 fn forget_origin() {
     let _ = KNOWN.try_with(|k| {
         if let Ok(mut k) = k.try_borrow_mut() {
-            k.len = 0;
+            k.origin.end = 0;
         }
     });
 }
@@ -279,8 +278,8 @@ fn forget_origin() {
 fn remember_host_as_is(url: &[u8], origin: Origin, as_is: bool) {
     let _ = KNOWN.try_with(|k| {
         if let Ok(mut k) = k.try_borrow_mut()
-            && k.len == origin.end
-            && k.len > 0
+            && k.origin.end == origin.end
+            && origin.end > 0
             && url.get(..origin.end) == Some(&k.bytes[..origin.end])
         {
             k.origin.host_as_is = Some(as_is);
@@ -329,7 +328,7 @@ pub(crate) fn parses_as_is(url: &str) -> bool {
 /// is parsed whole. Equal to `Url::parse(url)`, serialisation and every part: tested
 /// on the URL corpora and on generated URLs (`parse_as_is_equals_the_full_parse`).
 pub(crate) fn parse_as_is(url: &str) -> Result<url::Url, url::ParseError> {
-    let Some(end) = origin_end(url) else {
+    let Some(end) = checked_origin(url).map(|o| o.end) else {
         return url::Url::parse(url);
     };
     let (origin, rest) = url.split_at(end);
@@ -373,20 +372,6 @@ thread_local! {
     /// came round a second time.
     static BASES: std::cell::RefCell<[Base; BASE_SLOTS]> =
         const { std::cell::RefCell::new([const { None }; BASE_SLOTS]) };
-}
-
-/// Where the origin (`scheme://host[:port]`) of a URL [`parses_as_is`] admitted ends.
-fn origin_end(url: &str) -> Option<usize> {
-    let (start, len) = leading_host(url)?;
-    let b = url.as_bytes();
-    let mut i = start + len;
-    if b.get(i) == Some(&b':') {
-        i += 1;
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-    }
-    Some(i)
 }
 
 /// [`parses_as_is`]'s test of a host of ASCII letters, digits, `.` and `-`, in one
