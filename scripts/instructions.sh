@@ -16,6 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
+command -v callgrind_annotate >/dev/null || { echo "callgrind_annotate (valgrind's) is not installed" >&2; exit 1; }
 target_dir="target/sysalloc"
 cargo build --release --no-default-features --example fixture_crawl --target-dir "$target_dir" >&2
 out="$(mktemp -d)"
@@ -29,7 +30,7 @@ main="$(ls "$out"/cg.out*-01 2>/dev/null | head -n 1)"
 ir="$(grep -E '^(summary|totals):' "$main" | head -n 1 | awk '{print $2}')"
 pages="$(printf '%s' "$summary" | python3 -c 'import json,sys; print(json.load(sys.stdin)["pages"])')"
 # SHA-1's block function, inclusive (its line in the per-function list: "N (P%) file:name [binary]").
-sha="$(callgrind_annotate --inclusive=yes "$main" 2>/dev/null \
+sha="$(callgrind_annotate --inclusive=yes "$main" \
   | awk '!found && /:sha1::block_api::compress \[/ { gsub(",", "", $1); print $1; found = 1 }')"
 python3 - "$ir" "$pages" "${sha:-0}" <<'PY'
 import sys
