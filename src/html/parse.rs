@@ -5,7 +5,7 @@
 
 use super::dom::{Attr, Document, Kind, NONE, Node, Span};
 use super::entities::decode_into;
-use super::tokenizer::{Attrs, lower};
+use super::tokenizer::Attrs;
 use super::tree::{ParseStats, TreeBuilder, TreeSink};
 use crate::util::FxHashSet;
 
@@ -207,8 +207,7 @@ impl TreeSink for DomSink {
     fn element(&mut self, parent: u32, name: &str, k: u64, attrs: Attrs<'_>) -> u32 {
         let name_span = self.push_name(name, k);
         let first = self.doc.attrs.len();
-        for (raw_name, raw_value, valued, refs) in attrs.iter_valued() {
-            let name = lower(raw_name);
+        for (name, raw_value, valued, refs) in attrs.iter_valued() {
             let nk = super::dom::name_key(&name);
             if self.duplicate(first, &name, nk) {
                 continue;

@@ -30,6 +30,8 @@ struct RawAttr {
     pub(crate) value: (usize, usize),
     /// The value holds an `&` (found by the scan for its end).
     pub(crate) refs: bool,
+    /// The name has an upper-case ASCII letter (found by the scan for its end).
+    pub(crate) upper: bool,
 }
 
 /// The attributes of a start tag: raw names (as written) and raw values (references
@@ -47,13 +49,16 @@ impl<'a> Attrs<'a> {
         list: &[],
     };
 
-    /// Each attribute's raw name and value, whether it was written with a value, and
-    /// whether the value holds an `&` (a character reference to decode, perhaps).
-    pub(crate) fn iter_valued(&self) -> impl Iterator<Item = (&'a str, &'a str, bool, bool)> + 'a {
+    /// Each attribute's name in lower case (borrowed unless the scan saw an upper-case
+    /// letter in it), its raw value, whether it was written with a value, and whether
+    /// the value holds an `&` (a character reference to decode, perhaps).
+    pub(crate) fn iter_valued(
+        &self,
+    ) -> impl Iterator<Item = (Cow<'a, str>, &'a str, bool, bool)> + 'a {
         let source = self.source;
         self.list.iter().map(move |a| {
             (
-                source.get(a.name.0..a.name.1).unwrap_or(""),
+                lower_if(source.get(a.name.0..a.name.1).unwrap_or(""), a.upper),
                 source.get(a.value.0..a.value.1).unwrap_or(""),
                 a.value != NO_VALUE,
                 a.refs,
@@ -592,8 +597,10 @@ impl<'a> Tokenizer<'a> {
             // A name: anything up to whitespace, '/', '>' or '=' (an '=' as its first
             // character belongs to it).
             let start = pos;
-            pos = scan_classes(bytes, pos + 1, WS | SLASH | GT | EQ).0;
+            let (end, seen) = scan_classes(bytes, pos + 1, WS | SLASH | GT | EQ);
+            pos = end;
             let name = (start, pos);
+            let upper = (seen | CLASS[usize::from(bytes[start])]) & UPPER != 0;
             let mut after = pos;
             while after < bytes.len() && is_ws(bytes[after]) {
                 after += 1;
@@ -634,7 +641,12 @@ impl<'a> Tokenizer<'a> {
             };
             if keep {
                 if self.attrs.len() < MAX_ATTRIBUTES {
-                    self.attrs.push(RawAttr { name, value, refs });
+                    self.attrs.push(RawAttr {
+                        name,
+                        value,
+                        refs,
+                        upper,
+                    });
                 } else {
                     self.dropped_attributes += 1;
                 }

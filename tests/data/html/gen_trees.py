@@ -137,6 +137,8 @@ HAND = [
     "<a:b>ns</a:b>",
     "<p id=1><p id=2>",
     "<div class='a b'><div class=c>x</div></div>",
+    # Attribute names lower-cased wherever their capital letter is (first, last, inside).
+    "<p Href=1 datA=2 tItle=3 CLASS=4 id=5 X=6 =Y=7 a-B_c=8 \u00c9t\u00c9=9>t</p>",
 ]
 
 VOCAB = [
