@@ -764,6 +764,36 @@ mod tests {
         assert_eq!(urls, ["http://example.com/dir/a.html"]);
     }
 
+    /// Attribute names in any case (`HREF`, `Href`, `REL`): the scanner reads the
+    /// tokenizer's lower-cased names as the DOM does, and both find every link (the
+    /// four Scrapy 2.19's `LinkExtractor()` gives for this page).
+    #[test]
+    fn dom_and_scanner_agree_on_upper_case_attribute_names() {
+        let body = "<html><body><A HREF='/one'>1</A> <a Href=\"/two\" REL=NoFollow>2</a> \
+                    <map><AREA hRef=/three></map> <a hrEF=/four rel=x>4</a></body></html>";
+        let req = Request::get("http://example.com/dir/").unwrap();
+        let fresh = Response::new(req.clone(), 200, Headers::new(), body);
+        let scanned = LinkExtractor::new().extract_links(&fresh);
+        let parsed = Response::new(req, 200, Headers::new(), body);
+        let _ = parsed.css("a");
+        assert!(parsed.document_if_parsed().is_some());
+        let from_dom = LinkExtractor::new().extract_links(&parsed);
+        assert_eq!(scanned, from_dom);
+        let found: Vec<(&str, bool)> = scanned
+            .iter()
+            .map(|l| (l.url.as_str(), l.nofollow))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("http://example.com/one", false),
+                ("http://example.com/two", true),
+                ("http://example.com/three", false),
+                ("http://example.com/four", false),
+            ]
+        );
+    }
+
     #[test]
     fn dom_and_scanner_agree_on_fixture_pages() {
         let site = crate::testing::Site::new(300, "http://127.0.0.1:8089");

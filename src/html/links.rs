@@ -4,7 +4,7 @@
 //! `text_content()` of its element would be, whether or not a DOM was built.
 
 use super::entities::{decode_entities, decode_into};
-use super::tokenizer::{Attrs, lower};
+use super::tokenizer::Attrs;
 use super::tree::{NONE, ParseStats, TreeBuilder, TreeSink};
 
 /// A link as found in the HTML, before it is resolved against the base URL.
@@ -113,9 +113,8 @@ impl<F: FnMut(RawLink)> TreeSink for LinkSink<'_, F> {
         let mut links: Vec<RawLink> = Vec::new();
         // The first attribute of a name wins; only names that matter are remembered.
         let mut taken: Vec<std::borrow::Cow<'_, str>> = Vec::new();
-        for (raw_name, raw_value) in attrs.iter() {
+        for (attr, raw_value, _, _) in attrs.iter_valued() {
             self.steps += 1 + taken.len() as u64;
-            let attr = lower(raw_name);
             let is_rel = attr == "rel";
             let is_link = self.attrs.iter().any(|a| *a == *attr);
             if !(is_rel || is_link) || taken.contains(&attr) {

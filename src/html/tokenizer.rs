@@ -66,7 +66,9 @@ impl<'a> Attrs<'a> {
         })
     }
 
-    /// `(name, value)` pairs as written.
+    /// `(name, value)` pairs as written (the tests' view; the sinks read
+    /// [`iter_valued`](Self::iter_valued)).
+    #[cfg(test)]
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
         let source = self.source;
         self.list.iter().map(move |a| {
@@ -196,11 +198,6 @@ impl Examined {
     fn add(&self, n: usize) {
         self.0.set(self.0.get() + n as u64);
     }
-}
-
-/// A tag or attribute name, lower-cased without allocating when it already is.
-pub(crate) fn lower(name: &str) -> Cow<'_, str> {
-    lower_if(name, name.bytes().any(|b| b.is_ascii_uppercase()))
 }
 
 /// Tokenizes `html` one token at a time ([`next_token`](Self::next_token)).
