@@ -90,7 +90,7 @@ impl DomSink {
 
     /// A span holding `name` (whose key is `k`): the one already in the buffer when a
     /// short name was seen before, else a new one.
-    #[inline]
+    #[inline(always)]
     fn push_name(&mut self, name: &str, k: u64) -> Span {
         // A name as written (already lower-case) is a slice of the input.
         if let Some(span) = self.in_source(name) {
@@ -204,6 +204,7 @@ fn is_boolean_attr(name: &str) -> bool {
 }
 
 impl TreeSink for DomSink {
+    #[inline(always)]
     fn element(&mut self, parent: u32, name: &str, k: u64, attrs: Attrs<'_>) -> u32 {
         let name_span = self.push_name(name, k);
         let first = self.doc.attrs.len();
@@ -240,6 +241,7 @@ impl TreeSink for DomSink {
         )
     }
 
+    #[inline(always)]
     fn text(&mut self, parent: u32, text: &str, decode: bool) {
         if text.is_empty() {
             return;

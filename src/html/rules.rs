@@ -82,6 +82,7 @@ pub(crate) fn is_void(name: &str) -> bool {
 
 /// The elements a start tag `new` closes when one of them is the current element
 /// (libxml2's `htmlStartClose`, grouped by the new tag).
+#[inline(always)]
 pub(super) fn closed_by(new: u64) -> &'static [u64] {
     const N_A: u64 = key("a");
     const N_ABBR: u64 = key("abbr");

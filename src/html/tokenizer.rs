@@ -351,6 +351,7 @@ impl<'a> Tokenizer<'a> {
     }
 
     /// Consumes the markup at `lt`; `Some` for a start or end tag.
+    #[inline(always)]
     fn markup(&mut self, lt: usize) -> Option<Token<'a>> {
         let bytes = self.html.as_bytes();
         let rest = &bytes[lt..];
@@ -373,6 +374,7 @@ impl<'a> Tokenizer<'a> {
         self.start_tag(lt)
     }
 
+    #[inline(always)]
     fn end_tag(&mut self, lt: usize) -> Option<Token<'a>> {
         let bytes = self.html.as_bytes();
         match bytes.get(lt + 2) {
@@ -405,6 +407,7 @@ impl<'a> Tokenizer<'a> {
         Some(Token::EndTag(name))
     }
 
+    #[inline(always)]
     fn start_tag(&mut self, lt: usize) -> Option<Token<'a>> {
         let bytes = self.html.as_bytes();
         let (name_end, upper) = tag_name_end(bytes, lt + 1);
@@ -574,6 +577,7 @@ impl<'a> Tokenizer<'a> {
         (end, self_closing, complete)
     }
 
+    #[inline(always)]
     fn scan_attributes_inner(&mut self, mut pos: usize, keep: bool) -> Option<(usize, bool)> {
         let bytes = self.html.as_bytes();
         if keep {
