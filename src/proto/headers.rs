@@ -4,26 +4,18 @@
 //! ranges points into it, so a response's dozen headers cost two allocations, not
 //! two dozen. A small set lives inline, allocating nothing: the index of up to two
 //! fields and up to [`INLINE_BYTES`] bytes of names and values (a followed link's
-//! `Referer`). Names keep the case they were given (servers and Scrapy users see what
-//! they set); lookups ignore ASCII case.
+//! `Referer`). Appending a name or a value is one copy into the buffer. Names keep
+//! the case they were given (servers and Scrapy users see what they set); lookups
+//! ignore ASCII case.
 
 use std::fmt;
 use std::ops::Range;
 
-use smallvec::SmallVec;
-
 /// One header field's position in the buffer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Field {
     name: (u32, u32),
     value: (u32, u32),
-}
-
-impl Field {
-    const EMPTY: Field = Field {
-        name: (0, 0),
-        value: (0, 0),
-    };
 }
 
 /// Fields kept inline before the index moves to the heap.
@@ -33,73 +25,84 @@ const INLINE: usize = 2;
 /// `Referer` with a URL of ~100 characters.
 pub const INLINE_BYTES: usize = 112;
 
-/// The field index: inline up to [`INLINE`] fields, then a `Vec`.
-#[derive(Clone, Debug)]
-enum Fields {
-    Inline(u8, [Field; INLINE]),
-    Heap(Vec<Field>),
+/// The field index: inline up to [`INLINE`] fields, then a `Vec` with room for eight.
+type Fields = InlineVec<Field, INLINE, { INLINE * 4 }>;
+
+/// The names' and values' bytes: inline up to [`INLINE_BYTES`], then a `Vec` with
+/// room for twice that.
+type Bytes = InlineVec<u8, INLINE_BYTES, { 2 * INLINE_BYTES }>;
+
+/// `Copy` items kept inline up to `N` (at most 255), then in a `Vec` that starts with
+/// room for at least `SPILL`.
+///
+/// Not `SmallVec`: its `extend_from_slice` is an insert at the end, which moves the
+/// (empty) tail with a `memmove` call before the copy — two library calls per name
+/// or value, where this makes one.
+enum InlineVec<T: Copy + Default, const N: usize, const SPILL: usize> {
+    Inline(u8, [T; N]),
+    Heap(Vec<T>),
 }
 
-impl Default for Fields {
-    fn default() -> Self {
-        Self::Inline(0, [Field::EMPTY; INLINE])
-    }
-}
+impl<T: Copy + Default, const N: usize, const SPILL: usize> InlineVec<T, N, SPILL> {
+    /// The inline length is a `u8` (checked when the type is used).
+    const LEN_FITS: () = assert!(N <= u8::MAX as usize);
 
-impl PartialEq for Fields {
-    fn eq(&self, other: &Self) -> bool {
-        **self == **other
-    }
-}
-
-impl Eq for Fields {}
-
-impl std::ops::Deref for Fields {
-    type Target = [Field];
-
-    fn deref(&self) -> &[Field] {
-        match self {
-            Self::Inline(len, items) => &items[..usize::from(*len)],
-            Self::Heap(v) => v,
-        }
-    }
-}
-
-impl std::ops::DerefMut for Fields {
-    fn deref_mut(&mut self) -> &mut [Field] {
-        match self {
-            Self::Inline(len, items) => &mut items[..usize::from(*len)],
-            Self::Heap(v) => v,
-        }
-    }
-}
-
-impl Fields {
     fn with_capacity(n: usize) -> Self {
-        if n <= INLINE {
+        if n <= N {
             Self::default()
         } else {
             Self::Heap(Vec::with_capacity(n))
         }
     }
 
-    fn push(&mut self, field: Field) {
+    /// Room for `n` more items: moves to the heap when the inline room is short.
+    #[inline]
+    fn reserve(&mut self, n: usize) {
         match self {
-            Self::Inline(len, items) if usize::from(*len) < INLINE => {
-                items[usize::from(*len)] = field;
-                *len += 1;
-            }
-            Self::Inline(_, items) => {
-                let mut v = Vec::with_capacity(INLINE * 4);
-                v.extend_from_slice(items);
-                v.push(field);
-                *self = Self::Heap(v);
-            }
-            Self::Heap(v) => v.push(field),
+            Self::Inline(len, _) if usize::from(*len) + n > N => self.spill(n),
+            Self::Inline(..) => {}
+            Self::Heap(v) => v.reserve(n),
         }
     }
 
-    fn retain(&mut self, mut keep: impl FnMut(&Field) -> bool) {
+    /// Moves the inline items to the heap, with room for `n` more.
+    #[cold]
+    fn spill(&mut self, n: usize) {
+        if let Self::Inline(len, items) = self {
+            let len = usize::from(*len);
+            let mut v = Vec::with_capacity((len + n).max(SPILL));
+            v.extend_from_slice(&items[..len]);
+            *self = Self::Heap(v);
+        }
+    }
+
+    #[inline]
+    fn extend_from_slice(&mut self, more: &[T]) {
+        match self {
+            Self::Inline(len, items) => {
+                let at = usize::from(*len);
+                let end = at + more.len();
+                if let Some(room) = items.get_mut(at..end) {
+                    room.copy_from_slice(more);
+                    // At most N: `room` is inside the array.
+                    *len = end as u8;
+                    return;
+                }
+                self.spill(more.len());
+                if let Self::Heap(v) = self {
+                    v.extend_from_slice(more);
+                }
+            }
+            Self::Heap(v) => v.extend_from_slice(more),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, item: T) {
+        self.extend_from_slice(std::slice::from_ref(&item));
+    }
+
+    fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
         match self {
             Self::Inline(len, items) => {
                 let mut kept = 0;
@@ -109,16 +112,87 @@ impl Fields {
                         kept += 1;
                     }
                 }
-                // At most INLINE.
+                // At most the length before.
                 *len = kept as u8;
             }
             Self::Heap(v) => v.retain(keep),
         }
     }
 
+    /// Frees spare heap room; items that fit inline move back inline.
     fn shrink_to_fit(&mut self) {
         if let Self::Heap(v) = self {
-            v.shrink_to_fit();
+            if v.len() <= N {
+                *self = Self::inline_copy(v);
+            } else {
+                v.shrink_to_fit();
+            }
+        }
+    }
+
+    /// `items` (at most `N` of them) copied inline.
+    fn inline_copy(items: &[T]) -> Self {
+        let mut inline = [T::default(); N];
+        let len = items.len().min(N);
+        inline[..len].copy_from_slice(&items[..len]);
+        Self::Inline(len as u8, inline)
+    }
+
+    #[cfg(test)]
+    fn spilled(&self) -> bool {
+        matches!(self, Self::Heap(_))
+    }
+}
+
+impl<T: Copy + Default, const N: usize, const SPILL: usize> Default for InlineVec<T, N, SPILL> {
+    fn default() -> Self {
+        let () = Self::LEN_FITS;
+        Self::Inline(0, [T::default(); N])
+    }
+}
+
+impl<T: Copy + Default, const N: usize, const SPILL: usize> Clone for InlineVec<T, N, SPILL> {
+    /// A copy that fits inline is inline, wherever the original lives.
+    fn clone(&self) -> Self {
+        match self {
+            Self::Inline(len, items) => Self::Inline(*len, *items),
+            Self::Heap(v) if v.len() <= N => Self::inline_copy(v),
+            Self::Heap(v) => Self::Heap(v.clone()),
+        }
+    }
+}
+
+impl<T: Copy + Default + PartialEq, const N: usize, const SPILL: usize> PartialEq
+    for InlineVec<T, N, SPILL>
+{
+    /// Equal contents, inline or not.
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: Copy + Default + Eq, const N: usize, const SPILL: usize> Eq for InlineVec<T, N, SPILL> {}
+
+impl<T: Copy + Default, const N: usize, const SPILL: usize> std::ops::Deref
+    for InlineVec<T, N, SPILL>
+{
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        match self {
+            Self::Inline(len, items) => &items[..usize::from(*len)],
+            Self::Heap(v) => v,
+        }
+    }
+}
+
+impl<T: Copy + Default, const N: usize, const SPILL: usize> std::ops::DerefMut
+    for InlineVec<T, N, SPILL>
+{
+    fn deref_mut(&mut self) -> &mut [T] {
+        match self {
+            Self::Inline(len, items) => &mut items[..usize::from(*len)],
+            Self::Heap(v) => v,
         }
     }
 }
@@ -141,7 +215,7 @@ impl Fields {
 /// ```
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Headers {
-    data: SmallVec<[u8; INLINE_BYTES]>,
+    data: Bytes,
     fields: Fields,
 }
 
@@ -160,7 +234,7 @@ impl Headers {
     /// Room for `fields` headers totalling `bytes` bytes.
     pub fn with_capacity(fields: usize, bytes: usize) -> Self {
         Self {
-            data: SmallVec::with_capacity(bytes),
+            data: Bytes::with_capacity(bytes),
             fields: Fields::with_capacity(fields),
         }
     }
@@ -175,6 +249,7 @@ impl Headers {
         self.fields.is_empty()
     }
 
+    #[inline(always)]
     fn push_bytes(&mut self, bytes: &[u8]) -> (u32, u32) {
         let start = self.data.len();
         self.data.extend_from_slice(bytes);
@@ -211,7 +286,7 @@ impl Headers {
                 let v = self.push_bytes(value);
                 self.fields[i].value = v;
                 let mut seen = false;
-                let data = &self.data;
+                let data = &self.data[..];
                 self.fields.retain(|f| {
                     let same = data
                         .get(f.name.0 as usize..f.name.1 as usize)
@@ -241,7 +316,7 @@ impl Headers {
     pub fn remove(&mut self, name: impl AsRef<[u8]>) -> usize {
         let name = name.as_ref();
         let before = self.fields.len();
-        let data = &self.data;
+        let data = &self.data[..];
         self.fields.retain(|f| {
             !data
                 .get(f.name.0 as usize..f.name.1 as usize)
@@ -417,6 +492,54 @@ mod tests {
             small.get_str("referer"),
             Some("http://example.com/a/page.html")
         );
+    }
+
+    #[test]
+    fn the_inline_buffer_fills_to_its_last_byte_and_spills_past_it() {
+        // "Referer", its value and "X" fill the inline room exactly.
+        let value = "v".repeat(INLINE_BYTES - "Referer".len() - "X".len());
+        let mut h = Headers::new();
+        h.append("Referer", &value);
+        assert_eq!(h.get_str("referer"), Some(value.as_str()));
+        h.append("X", "");
+        assert!(!h.data.spilled(), "an exact fit stays inline");
+        h.append("Y", "1");
+        assert!(h.data.spilled());
+        let got: Vec<_> = h.iter().collect();
+        assert_eq!(
+            got,
+            [
+                (&b"Referer"[..], value.as_bytes()),
+                (&b"X"[..], &b""[..]),
+                (&b"Y"[..], &b"1"[..]),
+            ]
+        );
+    }
+
+    #[test]
+    fn headers_compare_by_content_inline_or_not_and_shrink_back_inline() {
+        let mut inline = Headers::new();
+        inline.append("Referer", "http://a.test/x");
+        let mut heap = Headers::with_capacity(1, 4 * INLINE_BYTES);
+        heap.append("Referer", "http://a.test/x");
+        assert!(!inline.data.spilled());
+        assert!(heap.data.spilled());
+        assert_eq!(inline, heap);
+        let copy = heap.clone();
+        assert!(!copy.data.spilled(), "a copy that fits is inline");
+        assert_eq!(copy, heap);
+        heap.shrink_to_fit();
+        assert!(!heap.data.spilled());
+        assert_eq!(inline, heap);
+        assert_eq!(heap.get_str("REFERER"), Some("http://a.test/x"));
+        heap.append("X-Long", "l".repeat(2 * INLINE_BYTES));
+        heap.shrink_to_fit();
+        assert!(
+            heap.data.spilled(),
+            "more than the inline room stays on the heap"
+        );
+        assert_eq!(heap.get("x-long").map(<[u8]>::len), Some(2 * INLINE_BYTES));
+        assert_ne!(inline, heap);
     }
 
     #[test]
