@@ -307,3 +307,58 @@ fn get_owned_builds_the_request_get_builds() {
         }
     }
 }
+
+#[test]
+fn meta_refresh_and_base_url_as_scrapy_finds_them() {
+    use trawl::crawl::Response;
+    use trawl::crawl::middlewares::get_meta_refresh;
+    let data = recorded("meta_refresh.json");
+    let url = data["meta"]["url"].as_str().expect("url");
+    let ignore: Vec<String> = data["meta"]["ignore_tags"]
+        .as_array()
+        .expect("ignore_tags")
+        .iter()
+        .map(|t| t.as_str().expect("tag").to_owned())
+        .collect();
+    let cases = data["cases"].as_array().expect("cases");
+    assert!(cases.len() >= 40, "{} cases", cases.len());
+    let mut wrong = Vec::new();
+    for case in cases {
+        let name = case["name"].as_str().expect("name");
+        let body = case["body"].as_str().expect("body");
+        let mut headers = trawl::proto::Headers::new();
+        headers.append("Content-Type", "text/html; charset=utf-8");
+        let response = Response::new(
+            Request::get(url).expect("url"),
+            200,
+            headers,
+            body.as_bytes().to_vec(),
+        );
+        let want_refresh = case["refresh"].as_array().map(|r| {
+            (
+                r[0].as_f64().expect("interval"),
+                r[1].as_str().expect("url").to_owned(),
+            )
+        });
+        let got_refresh = get_meta_refresh(&response, &ignore);
+        if got_refresh != want_refresh {
+            wrong.push(format!(
+                "{name}: refresh trawl {got_refresh:?}, Scrapy {want_refresh:?}"
+            ));
+        }
+        let want_join = case["urljoin_x"].as_str().expect("urljoin_x");
+        let got_join = response.urljoin_str("x");
+        if got_join.as_deref() != Ok(want_join) {
+            wrong.push(format!(
+                "{name}: urljoin trawl {got_join:?}, Scrapy {want_join:?}"
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} cases:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
+}

@@ -37,6 +37,7 @@ pub mod jobdir;
 pub mod kinds;
 pub mod linkextract;
 pub mod logging;
+mod metarefresh;
 pub mod middlewares;
 pub mod pipeline;
 pub mod pyjson;

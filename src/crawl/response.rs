@@ -40,8 +40,6 @@ struct Inner {
     base: OnceCell<Url>,
     /// The base URL as Scrapy's `get_base_url` writes it (for `follow`).
     scrapy_base: OnceCell<String>,
-    /// Whether the text's head ([`HEAD_CHARS`]) mentions `refresh` and `<base`.
-    head: OnceCell<[bool; 2]>,
 }
 
 /// How much of a page's text Scrapy reads for a meta refresh and a `<base href>`
@@ -157,7 +155,6 @@ impl ResponseBuilder {
                 dom: OnceCell::new(),
                 base: OnceCell::new(),
                 scrapy_base: OnceCell::new(),
-                head: OnceCell::new(),
             }),
         }
     }
@@ -271,16 +268,6 @@ impl Response {
         crate::util::prefix_chars(self.text(), HEAD_CHARS)
     }
 
-    /// Whether [`head`](Self::head) holds `refresh` and `<base` (ASCII case ignored):
-    /// the prefilters of the meta refresh and the base URL, answered in one pass over
-    /// the head for both.
-    pub(crate) fn head_mentions(&self) -> (bool, bool) {
-        let [refresh, base] = *self.inner.head.get_or_init(|| {
-            crate::util::contains_each_ascii_ci(self.head().as_bytes(), [b"refresh", b"<base"])
-        });
-        (refresh, base)
-    }
-
     /// The body decoded to text (no copy when it is valid UTF-8).
     pub fn text(&self) -> &str {
         let transcoded = self.inner.text.get_or_init(|| {
@@ -392,11 +379,7 @@ impl Response {
         self.inner.scrapy_base.get_or_init(|| {
             let page = self.scrapy_url().into_owned();
             // `response.text[0:4096]`: the first 4,096 characters.
-            let (_, mentions_base) = self.head_mentions();
-            let Some(href) = mentions_base
-                .then(|| super::basehref::base_href(self.head()))
-                .flatten()
-            else {
+            let Some(href) = super::basehref::base_href(self.head()) else {
                 return page;
             };
             let href = crate::util::strip_html5_whitespace(href);

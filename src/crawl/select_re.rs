@@ -31,7 +31,7 @@ pub(crate) fn extract_regex(regex: &Regex, text: &str, replace_entities: bool) -
         .into_iter()
         .map(|s| {
             if replace_entities {
-                w3lib_replace_entities(s)
+                w3lib_replace_entities(s, &["lt", "amp"])
             } else {
                 s.to_owned()
             }
@@ -66,11 +66,12 @@ fn python_findall<'t>(regex: &Regex, text: &'t str, mut each: impl FnMut(&regex:
     }
 }
 
-/// w3lib's `replace_entities(text, keep=["lt", "amp"], remove_illegal=True)`: the
+/// w3lib's `replace_entities(text, keep=keep, remove_illegal=True)` (`keep`: lower-case
+/// names; parsel's `re()` keeps `lt` and `amp`, the meta refresh scan nothing): the
 /// pattern `&([a-z0-9]+|#[0-9]+|#x[a-f0-9]+);?` (case ignored); HTML 4 names
 /// (`html.entities.name2codepoint`); a NUL or surrogate reference is U+FFFD; 0x80–0x9F
 /// are windows-1252; what cannot be resolved goes if it ended with `;`, stays if not.
-pub(crate) fn w3lib_replace_entities(text: &str) -> String {
+pub(crate) fn w3lib_replace_entities(text: &str, keep: &[&str]) -> String {
     let Some(first) = memchr::memchr(b'&', text.as_bytes()) else {
         return text.to_owned();
     };
@@ -88,7 +89,7 @@ pub(crate) fn w3lib_replace_entities(text: &str) -> String {
         match entity_at(b, i) {
             Some((end, semicolon, kind)) => {
                 let whole = &text[i..end];
-                match resolve(kind, &text[i + 1..end - usize::from(semicolon)]) {
+                match resolve(kind, &text[i + 1..end - usize::from(semicolon)], keep) {
                     Resolved::Keep => out.push_str(whole),
                     Resolved::Char(c) => out.push(c),
                     Resolved::Illegal if semicolon => {}
@@ -154,11 +155,11 @@ fn entity_at(b: &[u8], i: usize) -> Option<(usize, bool, Kind)> {
     Some((end + usize::from(semicolon), semicolon, kind))
 }
 
-fn resolve(kind: Kind, body: &str) -> Resolved {
+fn resolve(kind: Kind, body: &str, keep: &[&str]) -> Resolved {
     let number = match kind {
         Kind::Named => {
             let lower = body.to_ascii_lowercase();
-            if lower == "lt" || lower == "amp" {
+            if keep.contains(&lower.as_str()) {
                 return Resolved::Keep;
             }
             let find = |n: &str| {

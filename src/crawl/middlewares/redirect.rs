@@ -320,70 +320,16 @@ pub fn redirect_target(request: &Request, location: &[u8]) -> Result<Request, St
     Request::get(&joined).map_err(|e| e.to_string())
 }
 
-/// Scrapy's `get_meta_refresh`: the first `<meta http-equiv="refresh">` outside
-/// `ignore_tags` whose content has a URL, as (delay, absolute URL as w3lib returns it),
-/// found in the first
-/// 4,096 characters of the page only — a 50 MB page is never parsed whole for it.
+/// Scrapy's `get_meta_refresh` (w3lib 2.5.0's scan, `crawl::metarefresh`): the first
+/// `<meta>` outside comments and `ignore_tags` whose `http-equiv` holds `refresh` and
+/// whose `content` reads `N; url=...`, as (delay, absolute URL as w3lib returns it),
+/// found in the first 4,096 characters of the page only — a 50 MB page is never read
+/// whole for it. The URL is made safe in the page's encoding and joined to the page's
+/// base URL (its `<base href>`, if any).
 pub fn get_meta_refresh(response: &Response, ignore_tags: &[String]) -> Option<(f64, String)> {
-    let (mentions_refresh, _) = response.head_mentions();
-    if !mentions_refresh {
-        return None;
-    }
-    let head = response.head();
-    let doc = crate::html::Document::parse(head);
-    for el in doc.elements() {
-        if !el.name().eq_ignore_ascii_case("meta") {
-            continue;
-        }
-        if !el
-            .attr("http-equiv")
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("refresh"))
-        {
-            continue;
-        }
-        let mut ancestor = el.parent_element();
-        let mut ignored = false;
-        while let Some(a) = ancestor {
-            if ignore_tags.iter().any(|t| a.name().eq_ignore_ascii_case(t)) {
-                ignored = true;
-                break;
-            }
-            ancestor = a.parent_element();
-        }
-        if ignored {
-            continue;
-        }
-        let Some(content) = el.attr("content") else {
-            continue;
-        };
-        if let Some(found) = parse_refresh_content(content, response) {
-            return Some(found);
-        }
-    }
-    None
-}
-
-/// `"5; url=/next"`, `"0;URL='x'"`, `"3, url=x"` → (5.0, absolute URL).
-fn parse_refresh_content(content: &str, response: &Response) -> Option<(f64, String)> {
-    let content = content.trim();
-    let digits = content
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(content.len());
-    let delay: f64 = content[..digits].parse().ok()?;
-    let rest = content[digits..].trim_start();
-    let rest = rest.strip_prefix([';', ','])?.trim_start();
-    let lower = rest.to_ascii_lowercase();
-    let rest = if lower.starts_with("url") {
-        rest[3..].trim_start().strip_prefix('=')?.trim_start()
-    } else {
-        rest
-    };
-    let url = rest.trim_matches(|c: char| c == '"' || c == '\'' || c.is_whitespace());
-    if url.is_empty() || !delay.is_finite() {
-        return None;
-    }
-    // w3lib: `urljoin(base_url, safe_url_string(url, response.encoding))`.
-    let safe = crate::crawl::canonical::safe_url_string_encoded(url, response.encoding()).ok()?;
+    let (delay, url) = crate::crawl::metarefresh::meta_refresh(response.head(), ignore_tags)?;
+    // w3lib: `urljoin(baseurl, safe_url_string(url, encoding))`.
+    let safe = crate::crawl::canonical::safe_url_string_encoded(&url, response.encoding()).ok()?;
     Some((delay, response.urljoin_str(&safe).ok()?))
 }
 
