@@ -20,6 +20,8 @@ pub mod middleware;
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
+
+use crate::util::SeededMap;
 use std::fmt;
 use std::rc::{Rc, Weak};
 
@@ -47,7 +49,7 @@ pub type SlotKeyFn = Rc<dyn Fn(&Request) -> String>;
 /// Per-slot active download counts, shared with the downloader-aware priority queue.
 #[derive(Default)]
 pub struct SlotActivity {
-    counts: RefCell<HashMap<String, usize>>,
+    counts: RefCell<SeededMap<String, usize>>,
     key_fn: RefCell<Option<SlotKeyFn>>,
 }
 
@@ -194,8 +196,8 @@ impl fmt::Debug for Slot {
 pub struct Downloader {
     crawler: Weak<Crawler>,
     middleware: Rc<DownloaderMiddlewareManager>,
-    handlers: HashMap<String, Rc<dyn DownloadHandler>>,
-    slots: RefCell<HashMap<String, Rc<Slot>>>,
+    handlers: SeededMap<String, Rc<dyn DownloadHandler>>,
+    slots: RefCell<SeededMap<String, Rc<Slot>>>,
     active: Cell<usize>,
     /// `CONCURRENT_REQUESTS`; 0 means no limit (Scrapy).
     total_concurrency: usize,
@@ -203,7 +205,7 @@ pub struct Downloader {
     retry_after_max: f64,
     domain_concurrency: usize,
     delay: Cell<f64>,
-    min_delays: RefCell<HashMap<String, f64>>,
+    min_delays: RefCell<SeededMap<String, f64>>,
     jitter: f64,
     slot_overrides: serde_json::Map<String, Value>,
     activity: Rc<SlotActivity>,
@@ -232,7 +234,7 @@ impl Downloader {
         for (k, v) in s.get_dict("DOWNLOAD_HANDLERS")? {
             handler_map.insert(k, v);
         }
-        let mut handlers = HashMap::new();
+        let mut handlers = SeededMap::default();
         let mut built: HashMap<String, Rc<dyn DownloadHandler>> = HashMap::new();
         for (scheme, name) in handler_map {
             let Value::String(name) = name else { continue };
@@ -275,13 +277,13 @@ impl Downloader {
             crawler: Rc::downgrade(crawler),
             middleware: DownloaderMiddlewareManager::new(middlewares),
             handlers,
-            slots: RefCell::new(HashMap::new()),
+            slots: RefCell::new(SeededMap::default()),
             active: Cell::new(0),
             total_concurrency,
             retry_after_max,
             domain_concurrency,
             delay: Cell::new(delay),
-            min_delays: RefCell::new(HashMap::new()),
+            min_delays: RefCell::new(SeededMap::default()),
             jitter,
             slot_overrides,
             activity: Rc::new(SlotActivity::default()),

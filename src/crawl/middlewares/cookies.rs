@@ -14,7 +14,6 @@
 //! sent and received. Cookie expiry uses the wall clock (cookie dates are absolute).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use cookie_store::{CookieStore, RawCookie};
@@ -25,6 +24,7 @@ use crate::crawl::downloader::middleware::{DownloaderMiddleware, RequestOutcome,
 use crate::crawl::errors::NotConfigured;
 use crate::crawl::{Request, Response};
 use crate::defer::Failure;
+use crate::util::SeededMap;
 
 /// Whether `domain` is a public suffix (the registry's or an unknown TLD).
 pub fn is_public_suffix(domain: &str) -> bool {
@@ -109,7 +109,7 @@ impl CookieJar {
 /// Keeps cookies per `cookiejar` key and sends them back.
 #[derive(Debug)]
 pub struct CookiesMiddleware {
-    jars: RefCell<HashMap<String, CookieJar>>,
+    jars: RefCell<SeededMap<String, CookieJar>>,
     debug: bool,
 }
 
@@ -138,7 +138,7 @@ impl CookiesMiddleware {
     /// A middleware with empty jars.
     pub fn new(debug: bool) -> Self {
         Self {
-            jars: RefCell::new(HashMap::new()),
+            jars: RefCell::new(SeededMap::default()),
             debug,
         }
     }

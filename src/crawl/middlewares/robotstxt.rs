@@ -21,7 +21,6 @@
 //! `robotstxt/exception_count/<type>`, `robotstxt/forbidden`, `robotstxt/unreachable`.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::{Rc, Weak};
 
 use url::Url;
@@ -34,6 +33,7 @@ use crate::crawl::robots::RobotsTxt;
 use crate::crawl::signals::{Signal, SignalArgs};
 use crate::crawl::{Request, Response};
 use crate::defer::{Deferred, Failure};
+use crate::util::SeededMap;
 
 /// The priority of robots.txt requests (Scrapy's `DOWNLOAD_PRIORITY`).
 pub const ROBOTS_PRIORITY: i32 = 1000;
@@ -53,9 +53,9 @@ pub struct RobotsTxtMiddleware {
     user_agent: String,
     crawl_delay: bool,
     retry_interval: f64,
-    entries: RefCell<HashMap<String, Entry>>,
+    entries: RefCell<SeededMap<String, Entry>>,
     /// Per unreachable origin: why, and how many requests were dropped because of it.
-    unreachable: RefCell<HashMap<String, (String, u64)>>,
+    unreachable: RefCell<SeededMap<String, (String, u64)>>,
     me: Weak<RobotsTxtMiddleware>,
 }
 
@@ -131,8 +131,8 @@ impl RobotsTxtMiddleware {
             user_agent,
             crawl_delay,
             retry_interval,
-            entries: RefCell::new(HashMap::new()),
-            unreachable: RefCell::new(HashMap::new()),
+            entries: RefCell::new(SeededMap::default()),
+            unreachable: RefCell::new(SeededMap::default()),
             me: me.clone(),
         }))
         .inspect(|me| {

@@ -9,7 +9,9 @@
 //! `SCHEDULER_START_MEMORY_QUEUE`, `SCHEDULER_PRIORITY_QUEUE` (Scrapy's names; the
 //! `scrapy.squeues.…` / `scrapy.pqueues.…` paths are accepted too).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::util::SeededMap;
 
 pub use super::memqueue::MemoryQueue;
 use std::fmt;
@@ -243,7 +245,7 @@ impl fmt::Debug for PriorityQueue {
 /// the others. Ties go as in Scrapy 2.19's `_next_slot`: the first slot name after the
 /// last one chosen, in byte order, wrapping around to the smallest.
 pub struct DownloaderAwareQueue {
-    slots: HashMap<String, PriorityQueue>,
+    slots: SeededMap<String, PriorityQueue>,
     /// The slot the last pop came from.
     last_selected: Option<String>,
     activity: Rc<SlotActivity>,
@@ -255,7 +257,7 @@ impl DownloaderAwareQueue {
     /// An empty queue reading the downloader's per-slot activity.
     pub fn new(factory: QueueFactory, activity: Rc<SlotActivity>) -> Self {
         Self {
-            slots: HashMap::new(),
+            slots: SeededMap::default(),
             last_selected: None,
             activity,
             factory,
