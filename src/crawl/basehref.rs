@@ -18,9 +18,7 @@ pub(crate) fn base_href(text: &str) -> Option<&str> {
     let b = text.as_bytes();
     // Only a `<base` followed by whitespace gives an answer: most pages have none,
     // and ruling it out is two vectorised searches instead of a walk from tag to tag.
-    if !lt_letter(b, [b"<b", b"<B"]).any(|lt| {
-        starts_with_ci(&b[lt..], b"<base") && b.get(lt + 5).is_some_and(|&c| ascii_space(c))
-    }) {
+    if !lt_letter(b, [b"<b", b"<B"]).any(|lt| opens(b, lt, b"<base")) {
         return None;
     }
     let mut i = 0;
@@ -51,7 +49,7 @@ pub(crate) fn base_href(text: &str) -> Option<&str> {
             }
         }
         // <base\s(?P<attrs>{_TAG_BODY})
-        if starts_with_ci(rest, b"<base") && rest.get(5).is_some_and(|c| ascii_space(*c)) {
+        if opens(b, lt, b"<base") {
             let start = lt + 6;
             let end = tag_body(b, start);
             if let Some(value) = first_href(&text[start..end]) {
@@ -73,6 +71,12 @@ pub(super) fn lt_letter<'a>(
     pair: [&'static [u8; 2]; 2],
 ) -> impl Iterator<Item = usize> + 'a {
     memchr::memmem::find_iter(b, pair[0]).chain(memchr::memmem::find_iter(b, pair[1]))
+}
+
+/// Whether `b` has, at `lt`, `open` (`<` and a tag name, matched with ASCII case
+/// ignored) followed by whitespace: w3lib's `<meta\s` / `<base\s`.
+pub(super) fn opens(b: &[u8], lt: usize, open: &[u8]) -> bool {
+    starts_with_ci(&b[lt..], open) && b.get(lt + open.len()).is_some_and(|&c| ascii_space(c))
 }
 
 /// Where the comment that starts at `lt` ends, if one does:

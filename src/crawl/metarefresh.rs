@@ -11,14 +11,14 @@
 //! `_TAG_BODY`, `_attr_re`, `_meta_refresh_content_re`), one pass from `<` to `<`
 //! (`memchr`): no DOM is built. It runs only when some `<meta` tag body holds
 //! `refresh` (`may_declare_refresh`: two `memmem` searches for `<m` / `<M`), which
-//! most pages rule out without the walk from tag to tag. Joining the URL to the base is the caller's
-//! (`middlewares::redirect::get_meta_refresh`). `tests/url_reference.rs` replays
+//! most pages rule out without the walk from tag to tag. Joining the URL to the base
+//! is the caller's (`middlewares::redirect::get_meta_refresh`). `tests/url_reference.rs` replays
 //! Scrapy's answers (`tests/data/urls/gen_meta_refresh.py`).
 
 use std::borrow::Cow;
 
 use super::basehref::{
-    ascii_space, attributes, comment_end, contains_ci, lt_letter, starts_with_ci, tag_body,
+    ascii_space, attributes, comment_end, contains_ci, lt_letter, opens, starts_with_ci, tag_body,
     word_byte,
 };
 
@@ -26,22 +26,29 @@ use super::basehref::{
 /// meta refresh w3lib's `get_meta_refresh` finds in `text`; `ignore_tags` as the
 /// setting gives them (lower-cased, sorted and deduplicated here, as w3lib does).
 pub(crate) fn meta_refresh(text: &str, ignore_tags: &[String]) -> Option<(f64, String)> {
-    let normalized;
-    let ignored: &[String] = if ignore_tags
-        .windows(2)
-        .all(|w| w[0] < w[1] && !w[1].chars().any(char::is_uppercase))
-        && ignore_tags
-            .first()
-            .is_none_or(|t| !t.chars().any(char::is_uppercase))
-    {
-        ignore_tags
-    } else {
-        let mut tags: Vec<String> = ignore_tags.iter().map(|t| t.to_lowercase()).collect();
-        tags.sort();
-        tags.dedup();
-        normalized = tags;
-        &normalized
+    let b = text.as_bytes();
+    if !may_declare_refresh(b) {
+        return None;
+    }
+    // w3lib's `sorted({tag.lower() for tag in ignore_tags})`, borrowed when the
+    // setting is already that.
+    let lower = |t: &String| {
+        t.chars().all(|c| {
+            let mut l = c.to_lowercase();
+            l.next() == Some(c) && l.next().is_none()
+        })
     };
+    let normalized;
+    let ignored: &[String] =
+        if ignore_tags.is_sorted_by(|a, b| a < b) && ignore_tags.iter().all(lower) {
+            ignore_tags
+        } else {
+            let mut tags: Vec<String> = ignore_tags.iter().map(|t| t.to_lowercase()).collect();
+            tags.sort();
+            tags.dedup();
+            normalized = tags;
+            &normalized
+        };
     // The bytes that can follow the `<` of a form below: `!`, `m` and the first byte
     // of each ignored tag (both cases of a letter); an empty tag name starts anywhere.
     let mut second = [false; 256];
@@ -57,10 +64,6 @@ pub(crate) fn meta_refresh(text: &str, ignore_tags: &[String]) -> Option<(f64, S
             None => second = [true; 256],
         }
     }
-    let b = text.as_bytes();
-    if !may_declare_refresh(b) {
-        return None;
-    }
     let mut i = 0;
     while let Some(lt) = memchr::memchr(b'<', &b[i..]).map(|p| i + p) {
         if !b.get(lt + 1).is_some_and(|&c| second[usize::from(c)]) {
@@ -71,7 +74,6 @@ pub(crate) fn meta_refresh(text: &str, ignore_tags: &[String]) -> Option<(f64, S
             i = end;
             continue;
         }
-        let rest = &b[lt..];
         // <(?P<t>tags)\b{_TAG_BODY}>[^<]*(?:<(?!/(?P=t)[\s/>])[^<]*)*(?:</(?P=t){_TAG_BODY}>?|$)
         if let Some(end) = ignored
             .iter()
@@ -81,7 +83,7 @@ pub(crate) fn meta_refresh(text: &str, ignore_tags: &[String]) -> Option<(f64, S
             continue;
         }
         // <meta\s(?P<attrs>{_TAG_BODY})
-        if starts_with_ci(rest, b"<meta") && rest.get(5).is_some_and(|&c| ascii_space(c)) {
+        if opens(b, lt, b"<meta") {
             let start = lt + 6;
             let end = tag_body(b, start);
             let attrs = &text[start..end];
@@ -106,7 +108,7 @@ pub(crate) fn meta_refresh(text: &str, ignore_tags: &[String]) -> Option<(f64, S
 fn may_declare_refresh(b: &[u8]) -> bool {
     let mut metas = 0;
     lt_letter(b, [b"<m", b"<M"]).any(|lt| {
-        if !(starts_with_ci(&b[lt..], b"<meta") && b.get(lt + 5).is_some_and(|&c| ascii_space(c))) {
+        if !opens(b, lt, b"<meta") {
             return false;
         }
         metas += 1;
