@@ -30,7 +30,6 @@ mod connection;
 mod types;
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::fmt;
 use std::rc::{Rc, Weak};
 
@@ -40,6 +39,7 @@ use crate::defer::{CancelledError, Deferred, Failure};
 use crate::net::dns::Resolver;
 use crate::net::{Connector, ConnectorConfig, Endpoint, ProxyEndpoint, TlsOptions, Transport};
 use crate::reactor::{DelayedCall, ReactorHandle};
+use crate::util::SeededMap;
 use connection::Connection;
 
 pub use crate::net::TunnelError;
@@ -64,7 +64,9 @@ struct Inner {
     config: HttpClientConfig,
     connector: Connector,
     connect: ConnectFn,
-    idle: RefCell<HashMap<PoolKey, Vec<Rc<Connection>>>>,
+    /// Idle connections by origin (and proxy): keyed by names from the network, so
+    /// hashed with a per-process, per-map seed ([`SeededMap`]).
+    idle: RefCell<SeededMap<PoolKey, Vec<Rc<Connection>>>>,
     counters: Cell<ClientCounters>,
     /// The out-of-descriptors warning was logged.
     fd_warned: Cell<bool>,
@@ -117,7 +119,7 @@ impl HttpClient {
                 config,
                 connector,
                 connect,
-                idle: RefCell::new(HashMap::new()),
+                idle: RefCell::new(SeededMap::default()),
                 counters: Cell::new(ClientCounters::default()),
                 fd_warned: Cell::new(false),
                 me: me.clone(),
