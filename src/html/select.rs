@@ -185,9 +185,11 @@ fn compound_of(list: &SelectorList<Simple>) -> Option<Compound> {
     })
 }
 
-/// Matching caches (`:nth-child` and friends).
+/// Matching caches (`:nth-child` and friends), made on the first match that goes
+/// through `selectors` (a selector of one type-and-classes compound never does, and
+/// a walk making and dropping the caches' maps cost more than its matches).
 #[derive(Default)]
-pub(crate) struct MatchCache(SelectorCaches);
+pub(crate) struct MatchCache(Option<SelectorCaches>);
 
 impl Selector {
     /// Parses a selector list (`div.quote > span.text, a[href]`).
@@ -238,7 +240,7 @@ impl Selector {
         let mut context = MatchingContext::new(
             MatchingMode::Normal,
             None,
-            &mut cache.0,
+            cache.0.get_or_insert_with(SelectorCaches::default),
             selectors::context::QuirksMode::NoQuirks,
             selectors::matching::NeedsSelectorFlags::No,
             selectors::matching::MatchingForInvalidation::No,
