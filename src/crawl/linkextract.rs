@@ -75,9 +75,116 @@ pub struct LinkExtractor {
 /// capacity: a crawl extracts links page after page.
 #[derive(Clone, Default)]
 struct Scratch {
-    seen: crate::util::FxHashSet<u64>,
-    region_seen: crate::util::FxHashSet<u64>,
+    seen: UrlSet,
+    region_seen: UrlSet,
     candidates: Vec<Link>,
+}
+
+/// The URLs of the links kept so far, compared exactly as Scrapy's `unique_list`
+/// compares them (string equality), in linear time whatever the page holds.
+///
+/// A set of the URLs' cheap unseeded hashes answers "new" for most links in one probe;
+/// a hit (a duplicate, or two URLs with one hash) is confirmed by comparing the URL
+/// with the links kept. Those comparisons are counted: past a few per kept link (a
+/// page of many duplicates, or of URLs made to collide) the set becomes an index — a
+/// hash seeded per process and per set, which a page cannot make collide, mapping to
+/// the first kept link with it — and a hit compares two strings. Two different URLs
+/// with one seeded hash (by chance: ~n² / 2⁶⁴ for n links) fall back to comparing the
+/// URL with every link kept.
+#[derive(Clone, Default)]
+struct UrlSet {
+    unseeded: crate::util::FxHashSet<u64>,
+    /// Comparisons made on hits of `unseeded`.
+    compared: usize,
+    /// Seeded hash → index of the first kept link with it, once hits cost too much.
+    index: Option<crate::util::FxHashMap<u64, u32>>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl UrlSet {
+    /// Whether `url` is not the URL of a link in `kept`; if so it is recorded as the
+    /// URL of the link the caller pushes next (`kept[kept.len()]`).
+    #[inline(always)]
+    fn insert(&mut self, url: &str, kept: &[Link]) -> bool {
+        if self.index.is_none() && self.unseeded.insert(self.unseeded_hash(url)) {
+            return true;
+        }
+        self.confirm(url, kept)
+    }
+
+    /// [`insert`](Self::insert) past a hit of the unseeded hashes, or with the index.
+    #[inline(never)]
+    fn confirm(&mut self, url: &str, kept: &[Link]) -> bool {
+        if self.index.is_none() {
+            self.compared += kept.len();
+            if self.compared <= 4 * kept.len() + 256 {
+                return !kept.iter().any(|l| l.url == url);
+            }
+            self.build_index(kept);
+        }
+        let h = self.seeded_hash(url);
+        let index = self.index.get_or_insert_with(Default::default);
+        let Some(first) = index.insert(h, to_u32(kept.len())) else {
+            return true;
+        };
+        index.insert(h, first);
+        if kept.get(first as usize).is_some_and(|l| l.url == url) {
+            return false;
+        }
+        !kept.iter().any(|l| l.url == url)
+    }
+
+    /// Indexes `kept` (distinct URLs) by their seeded hashes: once per page, linear.
+    #[cold]
+    fn build_index(&mut self, kept: &[Link]) {
+        let mut index = crate::util::FxHashMap::default();
+        for (i, link) in kept.iter().enumerate() {
+            index
+                .entry(self.seeded_hash(&link.url))
+                .or_insert(to_u32(i));
+        }
+        self.index = Some(index);
+    }
+
+    #[inline(always)]
+    fn unseeded_hash(&self, url: &str) -> u64 {
+        #[cfg(test)]
+        if COLLIDE.get() >= 1 {
+            return 0;
+        }
+        crate::util::fx_hash(url.as_bytes())
+    }
+
+    fn seeded_hash(&self, url: &str) -> u64 {
+        #[cfg(test)]
+        if COLLIDE.get() >= 2 {
+            return 0;
+        }
+        std::hash::BuildHasher::hash_one(&self.hasher, url)
+    }
+
+    /// Empty, and back on the unseeded hash (for the next page).
+    fn clear(&mut self) {
+        self.unseeded.clear();
+        self.compared = 0;
+        self.index = None;
+    }
+
+    fn capacity(&self) -> usize {
+        self.unseeded.capacity()
+    }
+}
+
+/// A kept link's index as the set stores it.
+fn to_u32(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Test-only collisions: 1, every URL's unseeded hash is alike; 2, the seeded
+    /// hash's too.
+    static COLLIDE: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
 }
 
 impl LinkExtractor {
@@ -293,8 +400,7 @@ impl LinkExtractor {
         let base = response.scrapy_base_url();
         let page = response.scrapy_url();
         let encoding = response.encoding();
-        // 64-bit hashes of the URLs kept (a collision within one page is not a
-        // practical concern), in sets lent by the previous call.
+        // The URLs kept (exact: `UrlSet`), in sets lent by the previous call.
         let Scratch {
             mut seen,
             mut region_seen,
@@ -337,12 +443,12 @@ impl LinkExtractor {
         };
         let unique = self.unique;
         let collect = |candidates: &mut Vec<Link>,
-                       region_seen: &mut crate::util::FxHashSet<u64>,
+                       region_seen: &mut UrlSet,
                        href: &str,
                        text: String,
                        nofollow: bool| {
             if let Some(link) = resolve(href, text, nofollow)
-                && (!unique || region_seen.insert(crate::util::fx_hash(link.url.as_bytes())))
+                && (!unique || region_seen.insert(&link.url, candidates))
             {
                 candidates.push(link);
             }
@@ -415,12 +521,7 @@ impl LinkExtractor {
 
     /// Scrapy's `_process_links` on one region's `candidates` (drained into `out`):
     /// the filters, canonicalisation, and (with `unique`) duplicates across regions.
-    fn process_links(
-        &self,
-        candidates: &mut Vec<Link>,
-        out: &mut Vec<Link>,
-        seen: &mut crate::util::FxHashSet<u64>,
-    ) {
+    fn process_links(&self, candidates: &mut Vec<Link>, out: &mut Vec<Link>, seen: &mut UrlSet) {
         for mut link in candidates.drain(..) {
             if !self.link_allowed(&link) {
                 continue;
@@ -430,7 +531,7 @@ impl LinkExtractor {
             {
                 link.url = c;
             }
-            if self.unique && !seen.insert(crate::util::fx_hash(link.url.as_bytes())) {
+            if self.unique && !seen.insert(&link.url, out) {
                 continue;
             }
             out.push(link);
@@ -653,6 +754,84 @@ mod tests {
             .into_iter()
             .map(|l| l.url.to_string())
             .collect()
+    }
+
+    #[test]
+    fn unique_compares_urls_not_their_hashes() {
+        // Every URL hashed alike: each hit must be confirmed by the strings, as
+        // Scrapy's `unique_list` compares them.
+        let html = "<a href=a>1</a><a href=b>2</a><a href=a>3</a><a href=c>4</a>\
+                    <a href=b>5</a><div><a href=d>6</a><a href=c>7</a></div>";
+        let r = page(html);
+        let expected: Vec<String> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|p| format!("http://example.com/dir/{p}"))
+            .collect();
+        let across_regions: Vec<String> = ["d", "c", "a", "b"]
+            .iter()
+            .map(|p| format!("http://example.com/dir/{p}"))
+            .collect();
+        let plain = LinkExtractor::new();
+        let regions = LinkExtractor::new().restrict_css(["div", "body"]);
+        let before = (urls(&plain, &r), urls(&regions, &r));
+        assert_eq!(before, (expected.clone(), across_regions.clone()));
+        for mode in [1, 2] {
+            COLLIDE.set(mode);
+            let colliding = (urls(&plain, &r), urls(&regions, &r));
+            COLLIDE.set(0);
+            assert_eq!(
+                colliding,
+                (expected.clone(), across_regions.clone()),
+                "{mode}"
+            );
+        }
+    }
+
+    #[test]
+    fn unique_stays_exact_and_linear_when_every_hash_collides() {
+        // 300 distinct links, then 100 of them again: with every unseeded hash alike
+        // the confirmations pass their budget and the seeded index takes over; with
+        // the seeded hash colliding too, each hit compares with every kept link.
+        let html: String = (0..300)
+            .chain(0..100)
+            .map(|i| format!("<a href=p{i}>{i}</a>"))
+            .collect();
+        let r = page(&html);
+        let expected: Vec<String> = (0..300)
+            .map(|i| format!("http://example.com/dir/p{i}"))
+            .collect();
+        let le = LinkExtractor::new();
+        assert_eq!(urls(&le, &r), expected);
+        for mode in [1, 2] {
+            COLLIDE.set(mode);
+            let got = urls(&le, &r);
+            COLLIDE.set(0);
+            assert_eq!(got, expected, "{mode}");
+        }
+        // The set itself: hits past the budget build the index (linear), once.
+        let links: Vec<Link> = (0..2000)
+            .map(|i| Link {
+                url: format!("http://example.com/{i}"),
+                text: String::new(),
+                fragment: String::new(),
+                nofollow: false,
+            })
+            .collect();
+        COLLIDE.set(1);
+        let mut set = UrlSet::default();
+        let mut kept = Vec::new();
+        for link in links.iter().chain(&links) {
+            if set.insert(&link.url, &kept) {
+                kept.push(link.clone());
+            }
+        }
+        COLLIDE.set(0);
+        assert_eq!(kept.len(), 2000);
+        assert!(
+            set.index.is_some(),
+            "colliding hits switch to the seeded index"
+        );
+        assert!(set.compared <= 4 * kept.len() + 256 + kept.len());
     }
 
     #[test]
