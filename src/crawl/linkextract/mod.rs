@@ -660,28 +660,36 @@ mod tests {
         let html = "<a href=a>1</a><a href=b>2</a><a href=a>3</a><a href=c>4</a>\
                     <a href=b>5</a><div><a href=d>6</a><a href=c>7</a></div>";
         let r = page(html);
-        let expected: Vec<String> = ["a", "b", "c", "d"]
-            .iter()
-            .map(|p| format!("http://example.com/dir/{p}"))
-            .collect();
-        let across_regions: Vec<String> = ["d", "c", "a", "b"]
-            .iter()
-            .map(|p| format!("http://example.com/dir/{p}"))
-            .collect();
+        let expected = dir_urls(["a", "b", "c", "d"]);
+        let across_regions = dir_urls(["d", "c", "a", "b"]);
         let plain = LinkExtractor::new();
         let regions = LinkExtractor::new().restrict_css(["div", "body"]);
         let before = (urls(&plain, &r), urls(&regions, &r));
         assert_eq!(before, (expected.clone(), across_regions.clone()));
         for mode in [1, 2] {
-            COLLIDE.set(mode);
-            let colliding = (urls(&plain, &r), urls(&regions, &r));
-            COLLIDE.set(0);
+            let colliding = colliding(mode, || (urls(&plain, &r), urls(&regions, &r)));
             assert_eq!(
                 colliding,
                 (expected.clone(), across_regions.clone()),
                 "{mode}"
             );
         }
+    }
+
+    /// `http://example.com/dir/NAME` for each name (the links of [`page`]).
+    fn dir_urls<S: std::fmt::Display>(names: impl IntoIterator<Item = S>) -> Vec<String> {
+        names
+            .into_iter()
+            .map(|p| format!("http://example.com/dir/{p}"))
+            .collect()
+    }
+
+    /// `f()` with the test-only hash collisions of `mode` (see `unique::COLLIDE`).
+    fn colliding<T>(mode: u8, f: impl FnOnce() -> T) -> T {
+        COLLIDE.set(mode);
+        let out = f();
+        COLLIDE.set(0);
+        out
     }
 
     #[test]
@@ -694,15 +702,11 @@ mod tests {
             .map(|i| format!("<a href=p{i}>{i}</a>"))
             .collect();
         let r = page(&html);
-        let expected: Vec<String> = (0..300)
-            .map(|i| format!("http://example.com/dir/p{i}"))
-            .collect();
+        let expected = dir_urls((0..300).map(|i| format!("p{i}")));
         let le = LinkExtractor::new();
         assert_eq!(urls(&le, &r), expected);
         for mode in [1, 2] {
-            COLLIDE.set(mode);
-            let got = urls(&le, &r);
-            COLLIDE.set(0);
+            let got = colliding(mode, || urls(&le, &r));
             assert_eq!(got, expected, "{mode}");
         }
     }
