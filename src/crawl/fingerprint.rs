@@ -443,8 +443,9 @@ mod tests {
         for len in 0..40 {
             urls.push(format!("{base}{}", "p".repeat(len)));
         }
-        // A head that differs from the base's at one byte, for each of its first 14
-        // bytes (the URL bytes a first block can hold).
+        // A head that differs from the base's at one byte, for each of bytes 8 to 13:
+        // a `GET` document's first block holds the URL's first 11 bytes, so the
+        // difference falls inside the block, at its last byte, and just after it.
         for i in 8..14 {
             let mut b = base.as_bytes().to_vec();
             b[i] = if b[i] == b'x' { b'y' } else { b'x' };
