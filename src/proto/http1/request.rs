@@ -30,10 +30,31 @@ impl fmt::Display for EncodeError {
 
 impl std::error::Error for EncodeError {}
 
+/// RFC 9110's `tchar`: ASCII letters, digits and ``!#$%&'*+-.^_`|~``, by byte.
+const TCHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        t[c] = b.is_ascii_alphanumeric();
+        c += 1;
+    }
+    let extra = b"!#$%&'*+-.^_`|~";
+    let mut i = 0;
+    while i < extra.len() {
+        t[extra[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 fn is_token(b: &[u8]) -> bool {
-    !b.is_empty()
-        && b.iter()
-            .all(|&c| c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c))
+    !b.is_empty() && b.iter().all(|&c| TCHAR[usize::from(c)])
+}
+
+/// Whether a header value holds CR, LF or NUL (which would inject a line).
+fn breaks_line(value: &[u8]) -> bool {
+    memchr::memchr3(b'\r', b'\n', 0, value).is_some()
 }
 
 /// Writes an HTTP/1.1 request head (and body) to `out`.
@@ -76,7 +97,7 @@ pub fn encode_request(
         return Err(EncodeError::InvalidTarget(target.to_owned()));
     }
     for (name, value) in headers.iter() {
-        if !is_token(name) || value.iter().any(|&c| c == b'\r' || c == b'\n' || c == 0) {
+        if !is_token(name) || breaks_line(value) {
             return Err(EncodeError::InvalidHeader(format!(
                 "{}: {}",
                 String::from_utf8_lossy(name),
@@ -178,5 +199,33 @@ mod tests {
         let e = encode_request("GET", "/a b", "h", &Headers::new(), b"", &mut out);
         assert!(matches!(e, Err(EncodeError::InvalidTarget(_))));
         assert!(out.is_empty());
+    }
+
+    /// Every byte, in a header name and in a value (at the start, in the middle and
+    /// past the first 32 bytes): a name takes exactly RFC 9110's `tchar`s, a value
+    /// everything but CR, LF and NUL.
+    #[test]
+    fn each_byte_in_names_and_values() {
+        for b in 0..=255u8 {
+            let tchar = b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+            let mut name = b"X-Name".to_vec();
+            name.insert(2, b);
+            let mut headers = Headers::new();
+            headers.append(&name, "v");
+            let mut out = Vec::new();
+            let named = encode_request("GET", "/", "h", &headers, b"", &mut out);
+            assert_eq!(named.is_ok(), tchar, "name byte {b:#04x}");
+            let line_break = matches!(b, b'\r' | b'\n' | 0);
+            for at in [0, 17, 40] {
+                let mut value = vec![b'a'; 64];
+                value[at] = b;
+                let mut headers = Headers::new();
+                headers.append("X", &value);
+                let mut out = Vec::new();
+                let valued = encode_request("GET", "/", "h", &headers, b"", &mut out);
+                assert_eq!(valued.is_err(), line_break, "value byte {b:#04x} at {at}");
+                assert_eq!(out.is_empty(), line_break);
+            }
+        }
     }
 }
