@@ -155,17 +155,22 @@ thread_local! {
 /// and canonical `url` JSON writes as they are; `None` when the document's first block
 /// is not all prefix and URL (a URL shorter than the block's remainder).
 fn bodiless_digest(method: &str, url: &str) -> Option<[u8; 20]> {
-    const HEAD: &[u8] = b"{\"body\": \"\", \"headers\": {}, \"method\": \"";
-    const MID: &[u8] = b"\", \"url\": \"";
-    let prefix = HEAD.len() + method.len() + MID.len();
+    // The document as `write_document_known` writes it with an empty body and no
+    // headers, up to the URL: `{"body": "", "headers": {}, "method": "GET", "url": "`
+    // (its fixed parts joined at compile time: two copies of known length).
+    const HEAD_LEN: usize = DOC_BODY.len() + DOC_HEADERS.len() + DOC_METHOD.len() + 1;
+    const HEAD: [u8; HEAD_LEN] = concat([DOC_BODY, DOC_HEADERS, DOC_METHOD, "\""]);
+    const MID_LEN: usize = DOC_URL.len() + 2;
+    const MID: [u8; MID_LEN] = concat(["\"", DOC_URL, "\""]);
+    let prefix = HEAD_LEN + method.len() + MID_LEN;
     let take = 64usize.checked_sub(prefix)?;
     let url = url.as_bytes();
     let (head, rest) = (url.get(..take)?, &url[take..]);
     let mut block = [0u8; 64];
     for (dst, src) in [
-        (0, HEAD),
-        (HEAD.len(), method.as_bytes()),
-        (prefix - MID.len(), MID),
+        (0, &HEAD[..]),
+        (HEAD_LEN, method.as_bytes()),
+        (prefix - MID_LEN, &MID[..]),
         (prefix, head),
     ] {
         block[dst..dst + src.len()].copy_from_slice(src);
@@ -361,6 +366,31 @@ impl Json<'_> {
     }
 }
 
+/// The fixed text of a fingerprint document, around its body, headers, method and URL
+/// (shared by [`write_document_known`] and the first blocks of [`bodiless_digest`]).
+const DOC_BODY: &str = "{\"body\": \"";
+const DOC_HEADERS: &str = "\", \"headers\": {";
+const DOC_METHOD: &str = "}, \"method\": ";
+const DOC_URL: &str = ", \"url\": ";
+
+/// `parts` end to end, at compile time (`N` is the sum of their lengths).
+const fn concat<const N: usize, const K: usize>(parts: [&str; K]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let (mut at, mut k) = (0, 0);
+    while k < K {
+        let part = parts[k].as_bytes();
+        let mut i = 0;
+        while i < part.len() {
+            out[at] = part[i];
+            at += 1;
+            i += 1;
+        }
+        k += 1;
+    }
+    assert!(at == N, "the parts' lengths add up to N");
+    out
+}
+
 /// [`write_document`] with what is known of the method and URL.
 fn write_document_known(
     out: &mut impl DocumentSink,
@@ -369,9 +399,9 @@ fn write_document_known(
     body: &[u8],
     headers: &[(&[u8], Vec<&[u8]>)],
 ) {
-    out.put("{\"body\": \"");
+    out.put(DOC_BODY);
     put_hex(out, body);
-    out.put("\", \"headers\": {");
+    out.put(DOC_HEADERS);
     let mut order: Vec<&(&[u8], Vec<&[u8]>)> = headers.iter().collect();
     if !headers.windows(2).all(|w| w[0].0 < w[1].0) {
         // Stable sort, then keep the last of each name.
@@ -397,9 +427,9 @@ fn write_document_known(
         }
         out.put("]");
     }
-    out.put("}, \"method\": ");
+    out.put(DOC_METHOD);
     method.put(out);
-    out.put(", \"url\": ");
+    out.put(DOC_URL);
     canonical_url.put(out);
     out.put("}");
 }
