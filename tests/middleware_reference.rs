@@ -21,7 +21,7 @@ use trawl::crawl::errors::NotConfigured;
 use trawl::crawl::middlewares::{
     DepthMiddleware, HttpError, HttpErrorMiddleware, UrlLengthMiddleware,
 };
-use trawl::crawl::spidermw::SpiderMiddleware;
+use trawl::crawl::spidermw::{SpiderMiddleware, SpiderMiddlewareManager};
 use trawl::crawl::stats::{MemoryStatsCollector, StatsCollector};
 use trawl::crawl::{CrawlContext, Output, Priority, Request, Response, Settings};
 use trawl::defer::Failure;
@@ -271,6 +271,9 @@ fn replay(case: &Value) -> Vec<String> {
             return errors;
         }
     };
+    // Outputs go through a manager, as in a crawl: it decides between a middleware's
+    // `process_spider_output` and its per-output methods.
+    let manager = SpiderMiddlewareManager::new(vec![(mw_name.to_owned(), mw.clone())]);
     for (i, step) in case["steps"].as_array().expect("steps").iter().enumerate() {
         let kind = step["kind"].as_str().expect("kind");
         let at = format!("{name} step {i} ({kind}, settings {})", case["settings"]);
@@ -295,10 +298,10 @@ fn replay(case: &Value) -> Vec<String> {
                 }
                 let outputs = match (&resp, kind) {
                     (Some(r), "output" | "output_async") => {
-                        mw.process_spider_output(Some(r), r.request(), trawl::crawl::outputs(outs))
+                        manager.process_output(Some(r), r.request(), trawl::crawl::outputs(outs))
                     }
                     // No response: Scrapy's start-request path.
-                    _ => mw.process_start(trawl::crawl::outputs(outs)),
+                    _ => manager.process_start(trawl::crawl::outputs(outs)),
                 };
                 let result: Vec<Output> = outputs
                     .collect::<Result<_, _>>()

@@ -15,7 +15,7 @@
 use std::cell::OnceCell;
 use std::fmt;
 use std::net::IpAddr;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use bytes::Bytes;
 use url::Url;
@@ -160,7 +160,25 @@ impl ResponseBuilder {
     }
 }
 
+/// Which response a per-response cache was filled from, without keeping the response
+/// alive: while this is held its allocation is not reused, so another response never
+/// matches it.
+#[derive(Debug, Clone)]
+pub(crate) struct ResponseId(Weak<Inner>);
+
+impl ResponseId {
+    /// Whether `response` is the one this was taken from.
+    pub(crate) fn is(&self, response: &Response) -> bool {
+        std::ptr::eq(self.0.as_ptr(), Rc::as_ptr(&response.inner))
+    }
+}
+
 impl Response {
+    /// This response's [`ResponseId`].
+    pub(crate) fn id(&self) -> ResponseId {
+        ResponseId(Rc::downgrade(&self.inner))
+    }
+
     /// A response for `request` (its URL), with `status` and `body`.
     pub fn new(request: Request, status: u16, headers: Headers, body: impl Into<Bytes>) -> Self {
         ResponseBuilder {

@@ -8,13 +8,14 @@
 //! from `file:`/`s3:` pages. Redirected requests have their `Referer` re-checked
 //! against the new URL ([`fix_redirect_referer`], called by the redirect middlewares).
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use url::Url;
 
 use crate::crawl::context::CrawlContext;
 use crate::crawl::errors::NotConfigured;
-use crate::crawl::spider::{Output, Outputs};
+use crate::crawl::response::ResponseId;
 use crate::crawl::spidermw::SpiderMiddleware;
 use crate::crawl::{Request, Response};
 use crate::defer::Failure;
@@ -292,6 +293,9 @@ pub fn default_policy(crawler: &CrawlContext) -> Result<Option<ReferrerPolicy>, 
 #[derive(Debug)]
 pub struct RefererMiddleware {
     default: ReferrerPolicy,
+    /// The last page's referrer forms and `Referrer-Policy`, computed once for all the
+    /// requests it yields.
+    page: RefCell<Option<(ResponseId, Option<ReferrerPolicy>, Referrers)>>,
 }
 
 impl RefererMiddleware {
@@ -302,56 +306,65 @@ impl RefererMiddleware {
     /// [`NotConfigured`] when disabled; an unknown policy.
     pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
         match default_policy(crawler)? {
-            Some(default) => Ok(Self { default }),
+            Some(default) => Ok(Self::new(default)),
             None => Err(Failure::new(NotConfigured("REFERER_ENABLED is off".into()))),
         }
     }
 
     /// A middleware with `default` as the policy.
     pub fn new(default: ReferrerPolicy) -> Self {
-        Self { default }
+        Self {
+            default,
+            page: RefCell::new(None),
+        }
     }
 }
 
 impl SpiderMiddleware for RefererMiddleware {
-    fn process_spider_output(
-        &self,
-        response: Option<&Response>,
-        _request: &Request,
-        outputs: Outputs,
-    ) -> Outputs {
+    fn per_output(&self) -> bool {
+        true
+    }
+
+    fn get_processed_request(&self, r: &mut Request, response: Option<&Response>) -> bool {
         let Some(response) = response else {
-            return outputs;
+            return true;
         };
-        let header_policy = response
-            .headers()
-            .get_str("Referrer-Policy")
-            .and_then(ReferrerPolicy::from_header);
-        // The page's stripped forms, computed once for every request it yields.
-        let (from, default) = (Referrers::new(response.url().clone()), self.default);
-        Box::new(outputs.map(move |out| {
-            let Ok(Output::Request(mut r)) = out else {
-                return out;
-            };
-            if !r.headers().contains("Referer") {
-                let policy = r
-                    .meta()
-                    .get_str("referrer_policy")
-                    .and_then(ReferrerPolicy::from_name)
-                    .or(header_policy)
-                    .unwrap_or(default);
-                if let Some(value) = policy.referrer_for(&from, &r) {
-                    r.headers_mut().set("Referer", value);
-                }
-            }
-            Ok(Output::Request(r))
-        }))
+        if r.headers().contains("Referer") {
+            return true;
+        }
+        let mut page = self.page.borrow_mut();
+        if !page.as_ref().is_some_and(|(id, ..)| id.is(response)) {
+            let header_policy = response
+                .headers()
+                .get_str("Referrer-Policy")
+                .and_then(ReferrerPolicy::from_header);
+            *page = Some((
+                response.id(),
+                header_policy,
+                Referrers::new(response.url().clone()),
+            ));
+        }
+        let Some((_, header_policy, from)) = page.as_ref() else {
+            return true;
+        };
+        let policy = r
+            .meta()
+            .get_str("referrer_policy")
+            .and_then(ReferrerPolicy::from_name)
+            .or(*header_policy)
+            .unwrap_or(self.default);
+        if let Some(value) = policy.referrer_for(from, r) {
+            r.headers_mut().set("Referer", value);
+        }
+        true
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crawl::spider::Output;
+    use crate::crawl::spidermw::SpiderMiddlewareManager;
     use ReferrerPolicy as P;
 
     #[test]
@@ -490,18 +503,38 @@ mod tests {
                     .with_header("Referer", "custom"),
             ),
         ];
-        let outs: Vec<Output> = mw
-            .process_spider_output(Some(&resp), &page, crate::crawl::outputs(outs))
+        let manager = SpiderMiddlewareManager::new(vec![("referer".into(), Rc::new(mw))]);
+        let referers = |resp: &Response, outs: Vec<Output>| -> Vec<Option<String>> {
+            manager
+                .process_output(Some(resp), &page, crate::crawl::outputs(outs))
+                .map(|o| match o.expect("no failure") {
+                    Output::Request(r) => r.headers().get_str("Referer").map(str::to_owned),
+                    Output::Item(_) => None,
+                })
+                .collect()
+        };
+        assert_eq!(
+            referers(&resp, outs),
+            [Some("https://a.test/".into()), None, Some("custom".into())]
+        );
+        // The page's forms and policy are kept for its requests only: another response
+        // for the same URL, with another header, gets its own.
+        let mut headers = crate::proto::Headers::new();
+        headers.append("Referrer-Policy", "unsafe-url");
+        let again = Response::new(page.clone(), 200, headers, b"".to_vec());
+        let x = || {
+            vec![Output::Request(
+                Request::get("https://a.test/x").expect("u"),
+            )]
+        };
+        assert_eq!(referers(&again, x()), [Some("https://a.test/p".into())]);
+        assert_eq!(referers(&resp, x()), [Some("https://a.test/".into())]);
+        // No response (start requests, an errback's outputs): nothing set.
+        let starts: Vec<Output> = manager
+            .process_start(crate::crawl::outputs(x()))
             .collect::<Result<_, _>>()
             .expect("no failure");
-        let refs: Vec<Option<&str>> = outs
-            .iter()
-            .map(|o| match o {
-                Output::Request(r) => r.headers().get_str("Referer"),
-                Output::Item(_) => None,
-            })
-            .collect();
-        assert_eq!(refs, [Some("https://a.test/"), None, Some("custom")]);
+        assert!(matches!(&starts[..], [Output::Request(r)] if !r.headers().contains("Referer")));
     }
 
     #[test]

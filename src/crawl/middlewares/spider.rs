@@ -1,4 +1,5 @@
-//! Built-in spider middlewares: HttpError, UrlLength, Depth.
+//! Built-in spider middlewares: HttpError, UrlLength, Depth. UrlLength and Depth process
+//! outputs one at a time ([`SpiderMiddleware::per_output`]).
 
 use std::fmt;
 use std::rc::{Rc, Weak};
@@ -140,44 +141,26 @@ impl UrlLengthMiddleware {
     }
 }
 
-/// Whether `output` passes the URL length limit (counting and logging a drop).
-fn url_length_ok(output: &Output, limit: usize, crawler: &Weak<CrawlContext>) -> bool {
-    match output {
-        // Scrapy: `len(request.url)`.
-        Output::Request(r) if r.url_str().len() > limit => {
-            log::info!("Ignoring link (url length > {limit}): {}", r.url_str());
-            if let Some(c) = crawler.upgrade() {
-                c.stats.inc("urllength/request_ignored_count");
-            }
-            false
-        }
-        _ => true,
-    }
-}
-
-impl UrlLengthMiddleware {
-    fn filter(&self, outputs: Outputs) -> Outputs {
-        let (limit, crawler) = (self.limit, self.crawler.clone());
-        Box::new(outputs.filter(move |o| match o {
-            Ok(o) => url_length_ok(o, limit, &crawler),
-            Err(_) => true,
-        }))
-    }
-}
-
 impl SpiderMiddleware for UrlLengthMiddleware {
-    fn process_spider_output(
-        &self,
-        _response: Option<&Response>,
-        _request: &Request,
-        outputs: Outputs,
-    ) -> Outputs {
-        self.filter(outputs)
+    fn per_output(&self) -> bool {
+        true
     }
 
-    /// Start requests are filtered too (Scrapy's `get_processed_request` sees them).
-    fn process_start(&self, start: Outputs) -> Outputs {
-        self.filter(start)
+    // Start requests are filtered too (Scrapy's `get_processed_request` sees them).
+    fn get_processed_request(&self, r: &mut Request, _response: Option<&Response>) -> bool {
+        // Scrapy: `len(request.url)`.
+        if r.url_str().len() <= self.limit {
+            return true;
+        }
+        log::info!(
+            "Ignoring link (url length > {}): {}",
+            self.limit,
+            r.url_str()
+        );
+        if let Some(c) = self.crawler.upgrade() {
+            c.stats.inc("urllength/request_ignored_count");
+        }
+        false
     }
 }
 
@@ -277,16 +260,45 @@ fn truthy(v: &serde_json::Value) -> bool {
 }
 
 /// Removes the `depth_reset` key from a start request (Scrapy consumes it there too).
-fn pop_depth_reset(mut output: Output) -> Output {
-    if let Output::Request(r) = &mut output
-        && r.meta().get("depth_reset").is_some()
-    {
+fn pop_depth_reset(r: &mut Request) {
+    if r.meta().get("depth_reset").is_some() {
         r.meta_mut().remove("depth_reset");
     }
-    output
+}
+
+/// [`pop_depth_reset`] on each request of `outputs`.
+fn pop_depth_resets(outputs: Outputs) -> Outputs {
+    Box::new(outputs.map(|o| {
+        o.map(|mut o| {
+            if let Output::Request(r) = &mut o {
+                pop_depth_reset(r);
+            }
+            o
+        })
+    }))
 }
 
 impl SpiderMiddleware for DepthMiddleware {
+    /// One output at a time, except with `DEPTH_STATS_VERBOSE`: Scrapy then counts
+    /// `request_depth_count/0` once for each page without a depth, even one that yields
+    /// nothing — a step per page that only `process_spider_output` is given.
+    fn per_output(&self) -> bool {
+        !self.config.verbose
+    }
+
+    fn get_processed_request(&self, r: &mut Request, response: Option<&Response>) -> bool {
+        let Some(response) = response else {
+            // No response (start requests, an errback's output): Scrapy passes these by
+            // its spider middlewares; they only lose `depth_reset`.
+            pop_depth_reset(r);
+            return true;
+        };
+        let parent_depth = response.meta().get_i64("depth").unwrap_or(0);
+        let crawler = self.config.crawler.upgrade();
+        self.config
+            .process_request(r, parent_depth, crawler.as_deref())
+    }
+
     fn process_spider_output(
         &self,
         response: Option<&Response>,
@@ -294,9 +306,7 @@ impl SpiderMiddleware for DepthMiddleware {
         outputs: Outputs,
     ) -> Outputs {
         let Some(response) = response else {
-            // No response (an errback's output): Scrapy passes these by its spider
-            // middlewares; like its start requests, they only lose `depth_reset`.
-            return Box::new(outputs.map(|o| o.map(pop_depth_reset)));
+            return pop_depth_resets(outputs);
         };
         let config = self.config.clone();
         let parent_depth = match response.meta().get_i64("depth") {
@@ -322,6 +332,6 @@ impl SpiderMiddleware for DepthMiddleware {
     }
 
     fn process_start(&self, start: Outputs) -> Outputs {
-        Box::new(start.map(|o| o.map(pop_depth_reset)))
+        pop_depth_resets(start)
     }
 }
