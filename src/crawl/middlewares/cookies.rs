@@ -109,15 +109,19 @@ impl CookieJar {
 /// Keeps cookies per `cookiejar` key and sends them back.
 #[derive(Debug)]
 pub struct CookiesMiddleware {
+    /// The jar of requests without a `cookiejar` key (most crawls use only this one).
+    default_jar: RefCell<CookieJar>,
+    /// The jars of the other keys.
     jars: RefCell<SeededMap<String, CookieJar>>,
     debug: bool,
 }
 
-fn jar_key(request: &Request) -> String {
-    match request.meta().get("cookiejar") {
-        None | Some(serde_json::Value::Null) => String::new(),
-        Some(serde_json::Value::String(s)) => format!("s:{s}"),
-        Some(v) => format!("j:{v}"),
+/// The key of a `cookiejar` meta value; `None` for the default jar (no value, or null).
+fn jar_key(key: Option<&serde_json::Value>) -> Option<String> {
+    match key {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::String(s)) => Some(format!("s:{s}")),
+        Some(v) => Some(format!("j:{v}")),
     }
 }
 
@@ -138,6 +142,7 @@ impl CookiesMiddleware {
     /// A middleware with empty jars.
     pub fn new(debug: bool) -> Self {
         Self {
+            default_jar: RefCell::new(CookieJar::new()),
             jars: RefCell::new(SeededMap::default()),
             debug,
         }
@@ -146,15 +151,24 @@ impl CookiesMiddleware {
     /// Cookies the jar `key` (meta `cookiejar` value, `None` for the default) would
     /// send to `url`.
     pub fn cookies_for(&self, key: Option<&serde_json::Value>, url: &Url) -> Vec<(String, String)> {
-        let probe = match key {
-            Some(k) => Request::new(url.clone()).with_meta("cookiejar", k.clone()),
-            None => Request::new(url.clone()),
-        };
-        self.jars
-            .borrow()
-            .get(&jar_key(&probe))
-            .map(|j| j.cookies_for(url))
-            .unwrap_or_default()
+        match jar_key(key) {
+            None => self.default_jar.borrow().cookies_for(url),
+            Some(key) => self
+                .jars
+                .borrow()
+                .get(&key)
+                .map(|j| j.cookies_for(url))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Runs `f` on `request`'s jar (made when it is new). `f` must not call out: the
+    /// jars are borrowed while it runs.
+    fn with_jar<R>(&self, request: &Request, f: impl FnOnce(&mut CookieJar) -> R) -> R {
+        match jar_key(request.meta().get("cookiejar")) {
+            None => f(&mut self.default_jar.borrow_mut()),
+            Some(key) => f(self.jars.borrow_mut().entry(key).or_default()),
+        }
     }
 }
 
@@ -163,11 +177,9 @@ impl DownloaderMiddleware for CookiesMiddleware {
         if request.meta().get_bool("dont_merge_cookies") {
             return Ok(RequestOutcome::Continue);
         }
-        let mut jars = self.jars.borrow_mut();
-        let jar = jars.entry(jar_key(request)).or_default();
         // The jar is read with the request's own URL (no copy of it): the header is
         // computed before the request's headers are written.
-        let header = {
+        let header = self.with_jar(request, |jar| {
             let url = request.url();
             let secure = if url.scheme() == "https" {
                 "; Secure"
@@ -181,7 +193,7 @@ impl DownloaderMiddleware for CookiesMiddleware {
                 }
             }
             jar.cookie_header(url)
-        };
+        });
         request.headers_mut().remove("Cookie");
         if let Some(header) = header {
             if self.debug {
@@ -200,15 +212,18 @@ impl DownloaderMiddleware for CookiesMiddleware {
         if request.meta().get_bool("dont_merge_cookies") {
             return Ok(ResponseOutcome::Response(response));
         }
-        let mut jars = self.jars.borrow_mut();
-        let jar = jars.entry(jar_key(request)).or_default();
-        let mut received = Vec::new();
-        for value in response.headers().get_all("Set-Cookie") {
-            let value = String::from_utf8_lossy(value);
-            if jar.set_cookie(&value, response.url()) && self.debug {
-                received.push(value.into_owned());
-            }
+        if response.headers().get("Set-Cookie").is_none() {
+            return Ok(ResponseOutcome::Response(response));
         }
+        let mut received = Vec::new();
+        self.with_jar(request, |jar| {
+            for value in response.headers().get_all("Set-Cookie") {
+                let value = String::from_utf8_lossy(value);
+                if jar.set_cookie(&value, response.url()) && self.debug {
+                    received.push(value.into_owned());
+                }
+            }
+        });
         if self.debug && !received.is_empty() {
             log::debug!(
                 "Received cookies from: {response:?}\n{}",
@@ -325,6 +340,30 @@ mod tests {
             .with_meta("cookiejar", 2);
         mw.process_request(&mut other).expect("ok");
         assert!(!other.headers().contains("Cookie"));
+        // A null key is the default jar; 2 and "2" are two jars (Python dict keys).
+        let mut null = Request::get("http://a.test/next")
+            .expect("u")
+            .with_meta("cookiejar", serde_json::Value::Null);
+        mw.process_request(&mut null).expect("ok");
+        assert_eq!(null.headers().get_str("Cookie"), Some("c=1; sid=abc"));
+        let mut headers = crate::proto::Headers::new();
+        headers.append("Set-Cookie", "two=2");
+        let resp = Response::new(other.clone(), 200, headers, b"".to_vec());
+        let _ = mw.process_response(&other, resp).expect("ok");
+        let url = u("http://a.test/");
+        let pairs = |key: Option<serde_json::Value>| {
+            let mut names: Vec<String> = mw
+                .cookies_for(key.as_ref(), &url)
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(pairs(None), ["c", "sid"]);
+        assert_eq!(pairs(Some(serde_json::Value::Null)), ["c", "sid"]);
+        assert_eq!(pairs(Some(2.into())), ["two"]);
+        assert!(pairs(Some("2".into())).is_empty());
         // dont_merge_cookies leaves the header alone.
         let mut raw = Request::get("http://a.test/")
             .expect("u")
