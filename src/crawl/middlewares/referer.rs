@@ -334,19 +334,19 @@ impl SpiderMiddleware for RefererMiddleware {
         }
         let mut page = self.page.borrow_mut();
         if !page.as_ref().is_some_and(|(id, ..)| id.is(response)) {
+            *page = None;
+        }
+        let (_, header_policy, from) = page.get_or_insert_with(|| {
             let header_policy = response
                 .headers()
                 .get_str("Referrer-Policy")
                 .and_then(ReferrerPolicy::from_header);
-            *page = Some((
+            (
                 response.id(),
                 header_policy,
                 Referrers::new(response.url().clone()),
-            ));
-        }
-        let Some((_, header_policy, from)) = page.as_ref() else {
-            return true;
-        };
+            )
+        });
         let policy = r
             .meta()
             .get_str("referrer_policy")
