@@ -9,8 +9,9 @@ fragments, a script holding markup) and an index linking every 50th post.
 
     python3 scripts/pgo_blog_site.py DIR [PORT]
 
-writes the site into DIR and serves it on 127.0.0.1:PORT (default 8095, HTTP/1.1,
-keep-alive, one thread per connection) until interrupted. Then, for instance:
+writes the site into DIR and serves it on 127.0.0.1:PORT (default 8095; 0 for a free port,
+printed; HTTP/1.1, keep-alive, one thread per connection) until interrupted.
+`scripts/pgo_build.sh` does all of the following; by hand, for instance:
 
     RUSTFLAGS=-Cprofile-generate=/tmp/pgo cargo build --release --example fixture_crawl
     target/release/examples/fixture_crawl http://127.0.0.1:8095/index.html 16 /tmp/x.jl
@@ -84,9 +85,12 @@ def main():
     root = sys.argv[1]
     port = int(sys.argv[2]) if len(sys.argv) > 2 else 8095
     write_site(root)
-    print(f"{POSTS} posts in {root}; serving http://127.0.0.1:{port}/index.html", flush=True)
     server = http.server.ThreadingHTTPServer(
         ("127.0.0.1", port), functools.partial(Handler, directory=root))
+    # Printed once bound, with the port the system chose when asked for port 0
+    # (scripts/pgo_build.sh reads this line).
+    port = server.server_address[1]
+    print(f"{POSTS} posts in {root}; serving http://127.0.0.1:{port}/index.html", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
