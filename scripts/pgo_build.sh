@@ -32,10 +32,19 @@ work="$PWD/target/pgo-train"
 rm -rf "$work"
 mkdir -p "$work"
 raw="$work/raw"
-flags="${RUSTFLAGS:-}"
+# The flags go to cargo as CARGO_ENCODED_RUSTFLAGS (one 0x1f between flags), so a
+# checkout path with spaces stays one flag; RUSTFLAGS already set are split as cargo
+# splits them and kept.
+user_flags=()
+read -r -a user_flags <<<"${RUSTFLAGS:-}"
+unset RUSTFLAGS
+rustflags() {
+  local IFS=$'\x1f'
+  printf '%s' "${user_flags[*]}${user_flags[*]:+$IFS}$*"
+}
 
 echo "== instrumented build (target/pgo-gen)"
-RUSTFLAGS="$flags -Cprofile-generate=$raw" \
+CARGO_ENCODED_RUSTFLAGS="$(rustflags "-Cprofile-generate=$raw")" \
   cargo build --release --target-dir target/pgo-gen --bin trawl --example fixture_crawl
 # Build scripts ran instrumented too: only the training crawl's counts are kept.
 rm -rf "$raw"
@@ -61,7 +70,7 @@ kill "$server" 2>/dev/null || true
 "$profdata" merge -o "$work/trawl.profdata" "$raw"
 
 echo "== optimised build (target/pgo)"
-RUSTFLAGS="$flags -Cprofile-use=$work/trawl.profdata -Cllvm-args=-pgo-warn-missing-function=false" \
+CARGO_ENCODED_RUSTFLAGS="$(rustflags "-Cprofile-use=$work/trawl.profdata" -Cllvm-args=-pgo-warn-missing-function=false)" \
   cargo build --release --target-dir target/pgo --bin trawl --example fixture_crawl
 
 echo "== check: the same items as the instrumented build, in-process fixture site"
