@@ -65,8 +65,15 @@ if [ -z "$url" ]; then
   cat "$work/server.log" >&2
   exit 1
 fi
-target/pgo-gen/release/examples/fixture_crawl "$url" 16 "$work/train_items.jl" 2>"$work/train.log"
+summary=$(target/pgo-gen/release/examples/fixture_crawl "$url" 16 "$work/train_items.jl" 2>"$work/train.log" | tail -n 1)
 kill "$server" 2>/dev/null || true
+# A training crawl that fetched little would leave a profile of start-up code: refuse it.
+pages=$(printf '%s' "$summary" | python3 -c 'import json, sys; print(json.load(sys.stdin)["pages"])')
+if [ "$pages" -lt 3000 ]; then
+  echo "error: the training crawl fetched $pages pages, not the site's ~19,500 (see $work/train.log)" >&2
+  exit 1
+fi
+echo "trained on $pages pages"
 "$profdata" merge -o "$work/trawl.profdata" "$raw"
 
 echo "== optimised build (target/pgo)"
