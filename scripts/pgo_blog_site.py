@@ -11,15 +11,7 @@ fragments, a script holding markup) and an index linking every 50th post.
 
 writes the site into DIR and serves it on 127.0.0.1:PORT (default 8095; 0 for a free port,
 printed; HTTP/1.1, keep-alive, one thread per connection) until interrupted.
-`scripts/pgo_build.sh` does all of the following; by hand, for instance:
-
-    RUSTFLAGS=-Cprofile-generate=/tmp/pgo cargo build --release --example fixture_crawl
-    target/release/examples/fixture_crawl http://127.0.0.1:8095/index.html 16 /tmp/x.jl
-    llvm-profdata merge -o /tmp/pgo.profdata /tmp/pgo
-    RUSTFLAGS="-Cprofile-use=/tmp/pgo.profdata -Cllvm-args=-pgo-warn-missing-function=false" \\
-        cargo build --release --example fixture_crawl
-
-(`llvm-profdata` from `rustup component add llvm-tools`, the one matching rustc's LLVM.)
+`scripts/pgo_build.sh` starts it on port 0, trains on it and builds (DESIGN.md §14d).
 """
 
 import functools
