@@ -14,8 +14,9 @@ use support::smoke;
 use trawl::crawl::Request;
 use trawl::crawl::dupefilter::FingerprintSet;
 use trawl::crawl::fingerprint::{FingerprintOptions, fingerprint};
-use trawl::crawl::jobdir::queue::{JOB_ID, JobQueue};
 use trawl::crawl::jobdir::{FsyncPolicy, Job};
+use trawl::crawl::keys::JOB_ID;
+use trawl::crawl::scheduler::diskqueue::JobQueue;
 use trawl::crawl::scheduler::queues::RequestQueue;
 use trawl::crawl::stats::{MemoryStatsCollector, StatsCollector};
 

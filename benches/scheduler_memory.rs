@@ -64,7 +64,7 @@ fn memory_bench(crawl_shaped: bool) {
     let ctx = SchedulerContext {
         activity: Rc::default(),
         wake: Waker::new(|| {}),
-        dupefilter: Rc::new(move || builder.build_dupefilter()),
+        dupefilter: Rc::new(move || builder.registry().dupefilter(builder.context())),
     };
     let mut sched = DefaultScheduler::from_context(crawler.context(), ctx).expect("scheduler");
     // Everything the requests and the scheduler hold: the requests (with their URLs'

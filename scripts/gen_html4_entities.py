@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes src/crawl/html4_entities.rs: Python's html.entities.name2codepoint (the HTML 4
+"""Writes src/crawl/util/html4_entities.rs: Python's html.entities.name2codepoint (the HTML 4
 names w3lib's replace_entities knows), sorted for binary search."""
 from html.entities import name2codepoint
 from pathlib import Path
@@ -15,5 +15,5 @@ out = [
 ]
 out += [f'    ("{n}", {c}),' for n, c in rows]
 out += ["];", ""]
-Path(__file__).resolve().parent.parent.joinpath("src/crawl/html4_entities.rs").write_text("\n".join(out))
+Path(__file__).resolve().parent.parent.joinpath("src/crawl/util/html4_entities.rs").write_text("\n".join(out))
 print(len(rows), "names")

@@ -12,9 +12,10 @@ use serde_json::{Value, json};
 use trawl::crawl::downloader::middleware::{
     DownloaderMiddleware, ExceptionOutcome, ResponseOutcome,
 };
-use trawl::crawl::downloader::{DOWNLOAD_SLOT, SlotActivity};
+use trawl::crawl::keys::DOWNLOAD_SLOT;
 use trawl::crawl::scheduler::RequestQueue;
 use trawl::crawl::scheduler::queues::{DownloaderAwareQueue, memory_queues};
+use trawl::crawl::slots::SlotActivity;
 use trawl::crawl::{Meta, Request, Response};
 use trawl::defer::Failure;
 use util::crawl::{Answer, FnSpider, Harness, harness};

@@ -7,7 +7,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 use serde_json::{Value, json};
-use trawl::crawl::extensions::{MemoryProbe, MemoryUsage};
+use trawl::crawl::extensions::memusage::{MemoryProbe, MemoryUsage};
 use trawl::crawl::{Item, Output, Request};
 use util::crawl::{Answer, FnSpider, harness};
 

@@ -10,7 +10,7 @@
 //! lists stay true.
 
 use serde_json::Value;
-use trawl::crawl::kinds::KindError;
+use trawl::crawl::KindError;
 use trawl::crawl::{FormOptions, FormRequest, Request, Response};
 use trawl::proto::Headers;
 

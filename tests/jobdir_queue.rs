@@ -6,13 +6,14 @@
 use std::rc::Rc;
 
 use trawl::crawl::Request;
-use trawl::crawl::downloader::SlotActivity;
-use trawl::crawl::jobdir::queue::{JOB_ID, JobQueue};
 use trawl::crawl::jobdir::{FsyncPolicy, Job};
-use trawl::crawl::scheduler::IS_START_REQUEST;
+use trawl::crawl::keys::IS_START_REQUEST;
+use trawl::crawl::keys::JOB_ID;
+use trawl::crawl::scheduler::diskqueue::JobQueue;
 use trawl::crawl::scheduler::queues::{
     DownloaderAwareQueue, PriorityQueue, RequestQueue, memory_queues,
 };
+use trawl::crawl::slots::SlotActivity;
 use trawl::crawl::stats::{MemoryStatsCollector, StatsCollector};
 
 struct Rng(u64);

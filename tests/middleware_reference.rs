@@ -18,9 +18,9 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value, json};
 use trawl::crawl::errors::NotConfigured;
-use trawl::crawl::middlewares::{
-    DepthMiddleware, HttpError, HttpErrorMiddleware, UrlLengthMiddleware,
-};
+use trawl::crawl::spidermiddlewares::depth::DepthMiddleware;
+use trawl::crawl::spidermiddlewares::httperror::{HttpError, HttpErrorMiddleware};
+use trawl::crawl::spidermiddlewares::urllength::UrlLengthMiddleware;
 use trawl::crawl::spidermw::{SpiderMiddleware, SpiderMiddlewareManager};
 use trawl::crawl::stats::{MemoryStatsCollector, StatsCollector};
 use trawl::crawl::{CrawlContext, Output, Priority, Request, Response, Settings};

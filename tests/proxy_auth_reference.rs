@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use serde_json::Value;
 use trawl::crawl::downloader::middleware::DownloaderMiddleware;
-use trawl::crawl::middlewares::HttpProxyMiddleware;
+use trawl::crawl::downloadermiddlewares::httpproxy::HttpProxyMiddleware;
 use trawl::crawl::stats::{MemoryStatsCollector, StatsCollector};
 use trawl::crawl::{CrawlContext, Priority, Request, Settings};
 use trawl::reactor::Clock;

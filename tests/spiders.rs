@@ -54,7 +54,7 @@ impl Spider for Callbacks {
             )]),
             "parse_start_url" | "parse" | "parse_first" => Ok(Vec::new()),
             other => Err(trawl::defer::Failure::new(
-                trawl::crawl::spider::UnknownCallback(other.to_owned()),
+                trawl::crawl::spiders::UnknownCallback(other.to_owned()),
             )),
         }
     }

@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use serde_json::json;
-use trawl::crawl::scheduler::{DelayedQueue, NOT_BEFORE};
+use trawl::crawl::keys::NOT_BEFORE;
+use trawl::crawl::scheduler::DelayedQueue;
 use trawl::crawl::signals::{Signal, SignalArgs};
 use trawl::crawl::{Output, Request};
 use util::crawl::{Answer, FnSpider, harness};
@@ -27,9 +28,9 @@ fn probe(r: &mut trawl::crawl::Registry, delays: Delays) {
         c.signals.connect(Signal::ResponseDownloaded, move |args| {
             if let (SignalArgs::Response { response, .. }, Some(c)) = (args, weak.upgrade())
                 && let Some(e) = c.engine()
-                && let Some(slot) = e.downloader().slot("a.test")
+                && let Some(slot) = e.downloader().slot_state("a.test")
             {
-                d.borrow_mut().push((response.status(), slot.delay.get()));
+                d.borrow_mut().push((response.status(), slot.delay));
             }
             Ok(())
         });

@@ -224,7 +224,7 @@ fn unhex(hex: &str) -> Vec<u8> {
 #[test]
 fn redirects_go_where_scrapy_sends_them() {
     use trawl::crawl::Response;
-    use trawl::crawl::middlewares::{get_meta_refresh, redirect_target};
+    use trawl::crawl::downloadermiddlewares::redirect::{get_meta_refresh, redirect_target};
     let data = recorded("redirects.json");
     let cases = data["cases"].as_array().expect("cases");
     assert!(cases.len() >= 100, "{} cases", cases.len());
@@ -311,7 +311,7 @@ fn get_owned_builds_the_request_get_builds() {
 #[test]
 fn meta_refresh_and_base_url_as_scrapy_finds_them() {
     use trawl::crawl::Response;
-    use trawl::crawl::middlewares::get_meta_refresh;
+    use trawl::crawl::downloadermiddlewares::redirect::get_meta_refresh;
     let data = recorded("meta_refresh.json");
     let url = data["meta"]["url"].as_str().expect("url");
     let ignore: Vec<String> = data["meta"]["ignore_tags"]

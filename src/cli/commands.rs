@@ -263,7 +263,7 @@ impl Spider for Pages {
     fn callback(&mut self, name: &str, response: &Response) -> CallbackResult {
         match name {
             "page" | "parse_start_url" | "parse" => self.record(response),
-            other => Err(Failure::new(crate::crawl::spider::UnknownCallback(
+            other => Err(Failure::new(crate::crawl::spiders::UnknownCallback(
                 other.to_owned(),
             ))),
         }

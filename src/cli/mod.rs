@@ -170,7 +170,7 @@ pub fn init_logging(level: &str, logfile: Option<&str>) -> Result<(), CliError> 
         writeln!(
             buf,
             "{} [{target}] {level}: {}",
-            crate::crawl::extensions::format_utc(wall_now())
+            crate::crawl::datetime::format_utc(wall_now())
                 .get(..19)
                 .unwrap_or(""),
             record.args()
@@ -357,7 +357,10 @@ fn install_signals(reactor: &Reactor, crawler: &Rc<Crawler>) {
             if let Some(feeds) = weak
                 .upgrade()
                 .and_then(|c| c.extension("trawl.FeedExporter"))
-                .and_then(|e| e.downcast::<crate::crawl::extensions::FeedExporter>().ok())
+                .and_then(|e| {
+                    e.downcast::<crate::crawl::extensions::feedexport::FeedExporter>()
+                        .ok()
+                })
             {
                 feeds.force_close();
             }

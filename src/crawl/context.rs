@@ -3,24 +3,24 @@
 //! [`EngineHandle`] with the few engine operations a component may use.
 //!
 //! The wiring (building components from settings, owning the spider and the engine) is
-//! [`Crawler`](super::Crawler)'s; components get this context, never the crawler, and
-//! never the engine itself: `tests/layering.rs` holds middlewares, extensions,
-//! schedulers and dupefilters to it. A spider gets the same context
-//! ([`Spider::set_context`](super::Spider::set_context)), so a Redis-fed spider can
-//! connect to `spider_idle`.
+//! the [`Crawler`](crate::crawl::Crawler)'s; components get this context, never the
+//! crawler, and never the engine itself: they reach the engine through [`EngineOps`]
+//! and the downloader's slots through [`DownloaderControl`] (`tests/layering.rs` holds
+//! the rooms above to it). A spider gets the same context
+//! ([`Spider::set_context`](crate::crawl::Spider::set_context)), so a Redis-fed spider
+//! can connect to `spider_idle`.
 
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::fmt;
 use std::rc::{Rc, Weak};
 
-use super::downloader::Downloader;
-use super::jobdir::{Job, SpiderState};
-use super::request::Request;
-use super::response::Response;
-use super::settings::Settings;
-use super::signals::Signals;
-use super::stats::StatsCollector;
+use crate::crawl::base::settings::Settings;
+use crate::crawl::base::signals::Signals;
+use crate::crawl::base::stats::StatsCollector;
+use crate::crawl::http::request::Request;
+use crate::crawl::http::response::Response;
+use crate::crawl::jobdir::{Job, SpiderState};
 use crate::defer::{Deferred, Failure};
 use crate::reactor::{Clock, ReactorHandle};
 
@@ -46,8 +46,9 @@ pub trait EngineOps {
     /// calls when a request it had no answer for arrives.
     fn schedule_pass(&self);
 
-    /// The downloader (its slots: AutoThrottle, Crawl-delay).
-    fn downloader(&self) -> Rc<Downloader>;
+    /// The downloader's slots (AutoThrottle, robots.txt `Crawl-delay`, the metrics
+    /// endpoint).
+    fn downloader(&self) -> Rc<dyn DownloaderControl>;
 
     /// A one-line state report.
     fn status_line(&self) -> String;
@@ -56,6 +57,42 @@ pub trait EngineOps {
     fn gauges(&self) -> EngineGauges {
         EngineGauges::default()
     }
+}
+
+/// The downloader's slots as components adjust and watch them (Scrapy's components
+/// reach `crawler.engine.downloader.slots`): AutoThrottle sets the delays, the
+/// robots.txt middleware a `Crawl-delay` floor, the metrics endpoint reads the gauges.
+pub trait DownloaderControl {
+    /// Sets the delay of new slots (AutoThrottle's start delay).
+    fn set_default_delay(&self, secs: f64);
+
+    /// Sets a floor under a slot's delay, now and for the slot made later under that
+    /// key (robots.txt `Crawl-delay`).
+    fn set_slot_min_delay(&self, key: &str, secs: f64);
+
+    /// Sets a slot's delay (AutoThrottle); no-op for a slot that does not exist.
+    fn set_slot_delay(&self, key: &str, secs: f64);
+
+    /// A slot's state, if it exists.
+    fn slot_state(&self, key: &str) -> Option<SlotState>;
+
+    /// Every slot's state, by key.
+    fn slot_states(&self) -> Vec<(String, SlotState)>;
+}
+
+/// One download slot's delays and load.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SlotState {
+    /// Seconds between requests.
+    pub delay: f64,
+    /// The floor of `delay` (robots.txt `Crawl-delay`).
+    pub min_delay: f64,
+    /// Requests in the slot (queued or transferring).
+    pub active: usize,
+    /// Requests being transferred.
+    pub transferring: usize,
+    /// Requests waiting in the slot's queue.
+    pub queued: usize,
 }
 
 /// The engine's in-flight figures and backpressure gates (`status_line` as numbers).

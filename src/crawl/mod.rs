@@ -1,4 +1,5 @@
-//! Layer 5: Scrapy's engine, on trawl's reactor.
+//! Scrapy's crawl framework on trawl's reactor: the engine, the scheduler, the
+//! downloader, the scraper, the built-in middlewares and extensions, spiders and JOBDIR.
 //!
 //! ```text
 //!   Spider.start() ──(one at a time)──> engine.crawl ──> Scheduler (dupefilter, queues)
@@ -10,70 +11,69 @@
 //!      └── items ─────> item pipelines ──> item_scraped (feeds, stats)
 //! ```
 //!
-//! [`Crawler`] holds one crawl's settings, signals, stats and clock and builds every
-//! component from settings by name; [`ExecutionEngine`](engine::ExecutionEngine) runs the
-//! two loops and the error-isolated per-request chain; see `DESIGN.md` for the data flow
-//! of one request.
+//! # Rooms, bottom up
 //!
-//! This layer may use everything below it (reactor, defer, task, proto, net, client)
-//! and never the distributed or CLI layers.
+//! Each room may use the rooms below it and never one above (`tests/layering.rs`):
+//!
+//! | room | holds |
+//! |---|---|
+//! | `util` | URL canonicalisation, Python-compatible JSON, the varint codec, HTML entities, the `<base>` and meta-refresh scans, robots.txt, the sitemap parser, fingerprint sets |
+//! | `http` | [`Request`] (its meta keys, record format, JSON and form kinds), [`Response`], fingerprints, selectors |
+//! | `linkextract` | [`LinkExtractor`] |
+//! | `base` | settings, stats, signals, errors, items, logging, download-slot keys |
+//! | `jobdir` | the JOBDIR journal, its lock and its records |
+//! | `context` | [`CrawlContext`]: what every component may reach |
+//! | `spiders` | the [`Spider`] trait, outputs, contracts, [`CrawlSpider`], [`SitemapSpider`] |
+//! | `core` | dupefilters, item pipelines, spider-middleware manager, scheduler and queues, downloader, scraper, engine |
+//! | `spidermiddlewares`, `downloadermiddlewares` | the built-in middlewares, a file each |
+//! | `extensions` | the built-in extensions, a file each |
+//! | `crawler` | [`Crawler`]: the wiring, the [`Registry`] and the built-in registrations |
+//!
+//! The internal rooms `util`, `http`, `base` and `core` are private; their modules
+//! are public below under Scrapy's names (`trawl::crawl::scheduler`,
+//! `trawl::crawl::signals`, ...), and the everyday types at this module's root.
+//!
+//! This layer may use everything below it (reactor, defer, task, proto, net, client,
+//! html) and never the distributed or CLI layers.
 
-mod basehref;
-mod canonical;
+mod base;
 pub mod context;
-pub mod contracts;
+mod core;
 pub mod crawler;
-pub mod crawlspider;
-pub mod downloader;
-pub mod dupefilter;
-pub mod engine;
-pub mod errors;
+pub mod downloadermiddlewares;
 pub mod extensions;
-pub mod fingerprint;
-mod form;
-mod html4_entities;
-pub mod item;
+mod http;
 pub mod jobdir;
-pub mod kinds;
 pub mod linkextract;
-pub mod logging;
-mod metarefresh;
-pub mod middlewares;
-pub mod pipeline;
-pub mod pyjson;
-pub mod record;
-pub mod request;
-pub mod response;
-pub mod robots;
-pub mod scheduler;
-pub mod scraper;
-pub mod seen;
-mod select_re;
-mod selection;
-pub mod settings;
-pub mod signals;
-pub mod sitemap;
-pub mod spider;
-pub mod spidermw;
-pub mod stats;
+pub mod spidermiddlewares;
+pub mod spiders;
+mod util;
+
+pub use self::base::{errors, item, logging, settings, signals, slots, stats};
+pub use self::core::{downloader, dupefilter, engine, pipeline, scheduler, scraper, spidermw};
+pub use self::http::request::{keys, record};
+pub use self::http::{fingerprint, request, response, selector};
+pub use self::util::{datetime, pyjson, robots, seen, sitemap};
+
+pub use self::base::item::Item;
+pub use self::base::settings::{Priority, Settings};
+pub use self::context::{CrawlContext, EngineOps};
+pub use self::crawler::{Crawler, Registry};
+pub use self::http::request::error::KindError;
+pub use self::http::request::form::{FormOptions, FormRequest};
+pub use self::http::request::json_request::JsonRequest;
+pub use self::http::request::{Meta, Method, Request};
+pub use self::http::response::Response;
+pub use self::http::selector::Selection;
+pub use self::linkextract::{Link, LinkExtractor};
+pub use self::spiders::{
+    CallbackResult, Contract, CrawlSpider, Output, Outputs, Rule, SitemapSpider, Spider, outputs,
+};
+pub use self::util::canonical::{
+    canonicalize_url, safe_url_string, safe_url_string_encoded, urljoin,
+};
 
 use std::rc::Rc;
-
-pub use canonical::{canonicalize_url, safe_url_string, safe_url_string_encoded, urljoin};
-pub use context::{CrawlContext, EngineOps};
-pub use contracts::Contract;
-pub use crawler::{Crawler, Registry};
-pub use crawlspider::{CrawlSpider, Rule};
-pub use form::FormOptions;
-pub use item::Item;
-pub use kinds::{FormRequest, JsonRequest};
-pub use linkextract::{Link, LinkExtractor};
-pub use request::{Meta, Method, Request};
-pub use response::Response;
-pub use selection::Selection;
-pub use settings::{Priority, Settings};
-pub use sitemap::SitemapSpider;
-pub use spider::{CallbackResult, Output, Outputs, Spider, outputs};
 
 use crate::defer::Failure;
 use crate::reactor::Reactor;

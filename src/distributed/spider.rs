@@ -31,7 +31,7 @@ use crate::crawl::request::Request;
 use crate::crawl::response::Response;
 use crate::crawl::settings::Settings;
 use crate::crawl::signals::Signal;
-use crate::crawl::spider::{CallbackResult, Output, Spider};
+use crate::crawl::spiders::{CallbackResult, Output, Spider};
 use crate::defer::Failure;
 
 /// Which Redis type the start key is.

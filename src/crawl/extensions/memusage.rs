@@ -8,9 +8,9 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use crate::crawl::base::errors::NotConfigured;
+use crate::crawl::base::signals::Signal;
 use crate::crawl::context::CrawlContext;
-use crate::crawl::errors::NotConfigured;
-use crate::crawl::signals::Signal;
 use crate::defer::Failure;
 use crate::task::LoopingCall;
 

@@ -27,9 +27,9 @@ use std::rc::{Rc, Weak};
 
 use serde_json::{Value, json};
 
+use crate::crawl::base::errors::NotConfigured;
+use crate::crawl::base::signals::{Signal, SignalArgs};
 use crate::crawl::context::CrawlContext;
-use crate::crawl::errors::NotConfigured;
-use crate::crawl::signals::{Signal, SignalArgs};
 use crate::defer::Failure;
 use crate::net::tcp::{ListeningPort, listen_tcp};
 use crate::net::{Protocol, Transport};
@@ -357,14 +357,11 @@ impl Metrics {
         let Some(engine) = self.crawler.upgrade().and_then(|c| c.engine()) else {
             return Vec::new();
         };
-        let downloader = engine.downloader();
-        let mut slots: Vec<(String, usize, usize, usize)> = downloader
-            .slot_keys()
+        let mut slots: Vec<(String, usize, usize, usize)> = engine
+            .downloader()
+            .slot_states()
             .into_iter()
-            .filter_map(|k| {
-                let s = downloader.slot(&k)?;
-                Some((k, s.active(), s.transferring(), s.queued()))
-            })
+            .map(|(k, s)| (k, s.active, s.transferring, s.queued))
             .collect();
         slots.sort_by(|a, b| (b.1 + b.3).cmp(&(a.1 + a.3)).then_with(|| a.0.cmp(&b.0)));
         slots.truncate(MAX_SLOTS);

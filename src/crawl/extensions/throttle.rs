@@ -16,10 +16,12 @@
 
 use std::rc::{Rc, Weak};
 
+use crate::crawl::base::errors::NotConfigured;
+use crate::crawl::base::signals::{Signal, SignalArgs};
+use crate::crawl::base::slots::slot_key;
 use crate::crawl::context::CrawlContext;
-use crate::crawl::errors::NotConfigured;
-use crate::crawl::signals::{Signal, SignalArgs};
-use crate::crawl::{Request, Response};
+use crate::crawl::http::request::Request;
+use crate::crawl::http::response::Response;
 use crate::defer::Failure;
 
 /// The AutoThrottle extension.
@@ -107,18 +109,19 @@ impl AutoThrottle {
         let Some(engine) = self.crawler.upgrade().and_then(|c| c.engine()) else {
             return;
         };
-        let key = crate::crawl::downloader::slot_key(request);
-        let Some(slot) = engine.downloader().slot(&key) else {
+        let key = slot_key(request);
+        let downloader = engine.downloader();
+        let Some(slot) = downloader.slot_state(&key) else {
             return;
         };
-        let old = slot.delay.get();
-        if let Some(new) = self.adjust(old, latency, response.status(), slot.min_delay.get()) {
-            slot.delay.set(new);
+        let old = slot.delay;
+        if let Some(new) = self.adjust(old, latency, response.status(), slot.min_delay) {
+            downloader.set_slot_delay(&key, new);
             if self.debug {
                 let size = response.body().len();
                 log::info!(
                     "slot: {key} | conc:{:2} | delay:{:5.0} ms ({:+.0}) | latency:{:5.0} ms | size:{size:6} bytes",
-                    slot.transferring(),
+                    slot.transferring,
                     new * 1000.0,
                     (new - old) * 1000.0,
                     latency * 1000.0

@@ -41,7 +41,6 @@
 
 pub mod journal;
 mod lock;
-pub mod queue;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -50,8 +49,8 @@ use std::rc::{Rc, Weak};
 
 use serde_json::{Map, Value};
 
-use super::settings::Settings;
-use super::stats::StatsCollector;
+use crate::crawl::base::settings::Settings;
+use crate::crawl::base::stats::StatsCollector;
 use crate::defer::Failure;
 use crate::reactor::Clock;
 use journal::{JournalError, JournalWriter, Kind, ScanSummary};
@@ -394,7 +393,8 @@ impl Job {
         let path = self.dir.join("journal");
         journal::scan(&path, Some(self.resume_end), self.salvage, |r| {
             if r.kind == Kind::Enqueue
-                && let Some(e) = queue::ParsedEnqueue::parse(&r.payload)
+                && let Some(e) =
+                    crate::crawl::core::scheduler::diskqueue::ParsedEnqueue::parse(&r.payload)
                 && let Some(fp) = e.fingerprint
             {
                 f(&fp);
@@ -673,7 +673,9 @@ impl Replay {
     fn apply(&mut self, r: &journal::Record) {
         match r.kind {
             Kind::Enqueue => {
-                if let Some(e) = queue::ParsedEnqueue::parse(&r.payload) {
+                if let Some(e) =
+                    crate::crawl::core::scheduler::diskqueue::ParsedEnqueue::parse(&r.payload)
+                {
                     let slot = match self.slot_index.get(e.slot) {
                         Some(&i) => i,
                         None => {

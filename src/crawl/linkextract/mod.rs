@@ -19,7 +19,7 @@ use regex::Regex;
 mod unique;
 use unique::UrlSet;
 
-use super::response::Response;
+use crate::crawl::http::response::Response;
 pub use crate::html::RawLink;
 use crate::html::TextBudget;
 
@@ -303,8 +303,8 @@ impl LinkExtractor {
             mut candidates,
         } = self.scratch.take();
         let mut out = Vec::with_capacity(24);
-        let base_join = super::canonical::Joiner::new(base);
-        let page_join = super::canonical::Joiner::new(&page);
+        let base_join = crate::crawl::util::canonical::Joiner::new(base);
+        let page_join = crate::crawl::util::canonical::Joiner::new(&page);
         let resolve = |href: &str, text: String, nofollow: bool| -> Option<Link> {
             let href = crate::util::strip_html5_whitespace(href);
             let joined = base_join.join(href).ok()?;
@@ -313,7 +313,7 @@ impl LinkExtractor {
                 None => joined,
             };
             let (safe, joins_to_itself) =
-                match super::canonical::safe_url_string_owned(value, encoding) {
+                match crate::crawl::util::canonical::safe_url_string_owned(value, encoding) {
                     Ok(s) => s,
                     Err(e) => {
                         log::debug!("Skipping extraction of link with bad URL {:?}: {e}", e.url);
@@ -423,7 +423,8 @@ impl LinkExtractor {
                 continue;
             }
             if self.canonicalize
-                && let Ok(c) = super::canonical::canonicalize_url(&link.url, true, false)
+                && let Ok(c) =
+                    crate::crawl::util::canonical::canonicalize_url(&link.url, true, false)
             {
                 link.url = c;
             }
@@ -451,7 +452,7 @@ impl LinkExtractor {
             || !self.deny_domains.is_empty()
             || !self.deny_extensions.is_empty();
         if needs_parts
-            && !super::canonical::with_netloc_and_path(&link.url, |netloc, path| {
+            && !crate::crawl::util::canonical::with_netloc_and_path(&link.url, |netloc, path| {
                 self.domain_allowed(netloc) && !self.has_denied_extension(path)
             })
             .unwrap_or(false)
@@ -624,7 +625,7 @@ fn dom_link_refs(
 mod tests {
     use super::unique::COLLIDE;
     use super::*;
-    use crate::crawl::Request;
+    use crate::crawl::http::request::Request;
     use crate::proto::Headers;
 
     fn raw(html: &str) -> Vec<RawLink> {

@@ -1,0 +1,10 @@
+//! What every part of a crawl shares: settings, stats, signals, Scrapy's exceptions,
+//! items, logging and download-slot keys.
+
+pub mod errors;
+pub mod item;
+pub mod logging;
+pub mod settings;
+pub mod signals;
+pub mod slots;
+pub mod stats;

@@ -1,0 +1,388 @@
+//! Download handlers per URL scheme (`DOWNLOAD_HANDLERS`): `http`/`https` through the
+//! reactor's HTTP client, `data:` (RFC 2397) and `file:` as Scrapy has them.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+
+use bytes::Bytes;
+
+use super::middleware::{DownloadFailure, Downloaded};
+
+use crate::client::http::{
+    DownloadObserver, HttpClient, HttpClientConfig, HttpRequest, Observed, Observer,
+};
+use crate::crawl::base::errors::StopDownload;
+use crate::crawl::base::signals::{Signal, SignalArgs};
+use crate::crawl::context::CrawlContext;
+use crate::crawl::http::request::Request;
+use crate::crawl::http::response::Response;
+use crate::crawl::http::response::ResponseBuilder;
+use crate::defer::{Deferred, Failure};
+use crate::net::dns::ResolverConfig;
+use crate::proto::Headers;
+
+/// Turns a request into a response for one URL scheme.
+pub trait DownloadHandler {
+    /// Downloads `request`.
+    fn download_request(&self, request: &Request) -> Deferred<Response>;
+
+    /// Downloads `request`, handed over by the downloader: a failure comes back with
+    /// it (`process_exception` and the spider's errback get that request). The
+    /// default lends it to [`download_request`](Self::download_request) meanwhile (a
+    /// panic in it becomes the failure). A handler that puts the request into its
+    /// response and writes to it (`download_latency`) overrides this: with the only
+    /// copy in hand, the write copies nothing.
+    fn download_owned(&self, request: Request) -> Deferred<Downloaded> {
+        let d = match catch_unwind(AssertUnwindSafe(|| self.download_request(&request))) {
+            Ok(d) => d,
+            Err(panic) => {
+                let failure = Failure::from_panic(panic.as_ref());
+                return crate::defer::succeed(Err(DownloadFailure { failure, request }));
+            }
+        };
+        d.then(move |r| Ok(r.map_err(|failure| DownloadFailure { failure, request })))
+    }
+
+    /// Releases resources (idle connections) when the crawl ends.
+    fn close(&self) {}
+
+    /// The address the handler's DNS cache holds for `host`, if it resolved it already
+    /// (Scrapy's `dnscache`, which keys slots under `CONCURRENT_REQUESTS_PER_IP`).
+    fn cached_ip(&self, host: &str) -> Option<std::net::IpAddr> {
+        let _ = host;
+        None
+    }
+}
+
+/// `http` and `https` through [`HttpClient`] (Scrapy's `HTTP11DownloadHandler`).
+#[derive(Debug)]
+pub struct HttpHandler {
+    client: HttpClient,
+    crawler: std::rc::Weak<CrawlContext>,
+    timeout: f64,
+    maxsize: u64,
+    warnsize: u64,
+    fail_on_dataloss: bool,
+    verify: bool,
+    decode: bool,
+}
+
+impl HttpHandler {
+    /// Builds the handler from the crawler's settings.
+    ///
+    /// # Errors
+    ///
+    /// No reactor (a test without I/O), or invalid settings.
+    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        let reactor = crawler
+            .reactor()
+            .ok_or_else(|| Failure::msg("the HTTP download handler needs a reactor"))?;
+        let s = &crawler.settings;
+        let mut config = HttpClientConfig::new()?;
+        config.max_idle_per_key = s.get_usize("CONCURRENT_REQUESTS_PER_DOMAIN")?.max(1);
+        config.resolver = ResolverConfig {
+            cache_enabled: s.get_bool("DNSCACHE_ENABLED")?,
+            cache_size: s.get_usize("DNSCACHE_SIZE")?,
+            timeout: s.get_duration("DNS_TIMEOUT")?,
+            threads: s.get_usize("REACTOR_THREADPOOL_MAXSIZE")?.max(1),
+        };
+        Ok(Self {
+            client: HttpClient::new(reactor, config),
+            crawler: Rc::downgrade(crawler),
+            timeout: s.get_duration("DOWNLOAD_TIMEOUT")?,
+            maxsize: u64::try_from(s.get_int("DOWNLOAD_MAXSIZE")?).unwrap_or(0),
+            warnsize: u64::try_from(s.get_int("DOWNLOAD_WARNSIZE")?).unwrap_or(0),
+            fail_on_dataloss: s.get_bool("DOWNLOAD_FAIL_ON_DATALOSS")?,
+            verify: s.get_bool("DOWNLOAD_VERIFY_CERTIFICATES")?,
+            decode: s.get_bool("COMPRESSION_ENABLED")?,
+        })
+    }
+
+    /// The client (for counters).
+    pub fn client(&self) -> &HttpClient {
+        &self.client
+    }
+
+    /// The client's request for `request`.
+    fn http_request(&self, request: &Request) -> Result<HttpRequest, Failure> {
+        let meta = request.meta();
+        let mut url = request.url().clone();
+        url.set_fragment(None);
+        let proxy = match meta.get_str("proxy") {
+            Some(p) if !p.is_empty() => match url::Url::parse(p) {
+                Ok(u) => Some(u),
+                Err(e) => return Err(Failure::msg(format!("invalid proxy {p:?}: {e}"))),
+            },
+            _ => None,
+        };
+        Ok(HttpRequest {
+            method: request.method().to_cow(),
+            url,
+            headers: request.headers().clone(),
+            body: request.body().to_vec(),
+            timeout: meta.get_f64("download_timeout").unwrap_or(self.timeout),
+            maxsize: meta
+                .get_i64("download_maxsize")
+                .and_then(|v| u64::try_from(v).ok())
+                .unwrap_or(self.maxsize),
+            warnsize: meta
+                .get_i64("download_warnsize")
+                .and_then(|v| u64::try_from(v).ok())
+                .unwrap_or(self.warnsize),
+            proxy,
+            verify_tls: self.verify && !meta.get_bool("dont_verify_ssl"),
+            decode_content: self.decode,
+            fail_on_dataloss: match meta.get("download_fail_on_dataloss") {
+                Some(v) => v.as_bool().unwrap_or(true),
+                None => self.fail_on_dataloss,
+            },
+            observer: None,
+        })
+    }
+}
+
+impl DownloadHandler for HttpHandler {
+    fn download_request(&self, request: &Request) -> Deferred<Response> {
+        self.download_owned(request.clone())
+            .then(|r| r.and_then(|r| r.map_err(|e| e.failure)))
+    }
+
+    fn download_owned(&self, request: Request) -> Deferred<Downloaded> {
+        let mut http = match self.http_request(&request) {
+            Ok(http) => http,
+            Err(failure) => {
+                return crate::defer::succeed(Err(DownloadFailure { failure, request }));
+            }
+        };
+        // Only a crawl that listens to the streaming signals pays for them.
+        let mut stopped: Option<Rc<std::cell::Cell<Option<bool>>>> = None;
+        if let Some(c) = self.crawler.upgrade()
+            && (c.signals.has_receivers(Signal::HeadersReceived)
+                || c.signals.has_receivers(Signal::BytesReceived))
+        {
+            let flag = stopped.insert(Rc::default()).clone();
+            http.observer = Some(Observer(Rc::new(SignalObserver {
+                crawler: self.crawler.clone(),
+                request: request.clone(),
+                stopped: flag,
+            })));
+        }
+        self.client.request(http).then(move |r| {
+            let r = match r {
+                Ok(r) => r,
+                Err(failure) => return Ok(Err(DownloadFailure { failure, request })),
+            };
+            // The downloader handed its request over and the middleware manager keeps
+            // none: these writes copy nothing.
+            let mut request = request;
+            request
+                .meta_mut()
+                .insert_static("download_latency", r.latency);
+            let mut flags: Vec<String> = r.flags.iter().map(|f| (*f).to_owned()).collect();
+            if let Some(enc) = &r.decoded_from {
+                request.meta_mut().insert("_decoded_from", enc.as_str());
+                flags.retain(|f| f != "decoded");
+            }
+            let response = ResponseBuilder {
+                url: r.url,
+                status: r.status,
+                headers: r.headers,
+                body: Bytes::from(r.body),
+                request,
+                flags,
+                ip: r.ip.map(|a| a.ip()),
+                protocol: Some(r.protocol),
+            }
+            .build();
+            match stopped.and_then(|s| s.get()) {
+                // Scrapy: `StopDownload(fail=True)` sends the truncated response to the
+                // errback, inside the exception.
+                Some(true) => {
+                    let request = response.request().clone();
+                    let failure = Failure::new(StopDownload {
+                        fail: true,
+                        response: Some(response),
+                    });
+                    Ok(Err(DownloadFailure { failure, request }))
+                }
+                _ => Ok(Ok(response)),
+            }
+        })
+    }
+
+    fn close(&self) {
+        self.client.close_idle();
+        let waits = self.client.fd_exhausted_waits();
+        if waits > 0
+            && let Some(c) = self.crawler.upgrade()
+        {
+            c.stats.set_value(
+                "downloader/fd_exhausted_waits",
+                i64::try_from(waits).unwrap_or(i64::MAX).into(),
+            );
+        }
+    }
+
+    fn cached_ip(&self, host: &str) -> Option<std::net::IpAddr> {
+        self.client.resolver().cached(host)
+    }
+}
+
+/// `data:` URLs (RFC 2397).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DataUriHandler;
+
+impl DownloadHandler for DataUriHandler {
+    fn download_request(&self, request: &Request) -> Deferred<Response> {
+        let url = request.url().as_str();
+        let Some(rest) = url.strip_prefix("data:") else {
+            return crate::defer::fail(Failure::msg(format!("not a data: URL: {url}")));
+        };
+        let Some((meta, data)) = rest.split_once(',') else {
+            return crate::defer::fail(Failure::msg(format!(
+                "malformed data: URL (no comma): {url}"
+            )));
+        };
+        let (media, base64) = match meta.strip_suffix(";base64") {
+            Some(m) => (m, true),
+            None => (meta, false),
+        };
+        let decoded: Vec<u8> = percent_encoding::percent_decode(data.as_bytes()).collect();
+        let body = if base64 {
+            let text: String = String::from_utf8_lossy(&decoded)
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            match crate::util::base64_decode(&text) {
+                Some(b) => b,
+                None => return crate::defer::fail(Failure::msg("malformed base64 in data: URL")),
+            }
+        } else {
+            decoded
+        };
+        let media = if media.is_empty() {
+            "text/plain;charset=US-ASCII"
+        } else {
+            media
+        };
+        let mut headers = Headers::new();
+        headers.append("Content-Type", media);
+        crate::defer::succeed(Response::new(request.clone(), 200, headers, body))
+    }
+}
+
+/// `file:` URLs, read from the local disk.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FileHandler;
+
+impl DownloadHandler for FileHandler {
+    fn download_request(&self, request: &Request) -> Deferred<Response> {
+        let path = match request.url().to_file_path() {
+            Ok(p) => p,
+            Err(()) => {
+                return crate::defer::fail(Failure::msg(format!(
+                    "not a local file URL: {}",
+                    request.url()
+                )));
+            }
+        };
+        match std::fs::read(&path) {
+            Ok(body) => {
+                crate::defer::succeed(Response::new(request.clone(), 200, Headers::new(), body))
+            }
+            Err(e) => {
+                crate::defer::fail(Failure::msg(format!("cannot read {}: {e}", path.display())))
+            }
+        }
+    }
+}
+
+/// Sends `headers_received` / `bytes_received` for one download and stops it when a
+/// handler returns [`StopDownload`] (Scrapy's `check_stop_download`).
+struct SignalObserver {
+    crawler: std::rc::Weak<CrawlContext>,
+    request: Request,
+    /// `Some(fail)` once a handler stopped the download.
+    stopped: Rc<std::cell::Cell<Option<bool>>>,
+}
+
+impl SignalObserver {
+    fn verdict(&self, results: &[Result<(), Failure>], signal: &str) -> Observed {
+        let stop = results.iter().find_map(|r| match r {
+            Err(f) => f.downcast_ref::<StopDownload>(),
+            Ok(()) => None,
+        });
+        match stop {
+            Some(s) => {
+                log::debug!(
+                    "Download stopped for {} from a {signal} handler",
+                    self.request
+                );
+                self.stopped.set(Some(s.fail));
+                Observed::Stop
+            }
+            None => Observed::Continue,
+        }
+    }
+}
+
+impl DownloadObserver for SignalObserver {
+    fn headers_received(
+        &self,
+        status: u16,
+        headers: &crate::proto::Headers,
+        expected: Option<u64>,
+    ) -> Observed {
+        let Some(c) = self.crawler.upgrade() else {
+            return Observed::Continue;
+        };
+        let results = c.signals.send_catch_log(
+            Signal::HeadersReceived,
+            SignalArgs::Headers {
+                headers,
+                status,
+                body_length: expected,
+                request: &self.request,
+            },
+        );
+        self.verdict(&results, "headers_received")
+    }
+
+    fn bytes_received(&self, data: &[u8]) -> Observed {
+        let Some(c) = self.crawler.upgrade() else {
+            return Observed::Continue;
+        };
+        let results = c.signals.send_catch_log(
+            Signal::BytesReceived,
+            SignalArgs::Bytes {
+                data,
+                request: &self.request,
+            },
+        );
+        self.verdict(&results, "bytes_received")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::success_result_of;
+
+    #[test]
+    fn data_uris() {
+        let r = success_result_of(
+            DataUriHandler.download_request(&Request::get("data:,Hello%2C%20World!").unwrap()),
+        );
+        assert_eq!(r.body(), b"Hello, World!");
+        assert_eq!(
+            r.headers().get_str("content-type"),
+            Some("text/plain;charset=US-ASCII")
+        );
+        let r = success_result_of(
+            DataUriHandler
+                .download_request(&Request::get("data:text/html;base64,PGI+aGk8L2I+").unwrap()),
+        );
+        assert_eq!(r.body(), b"<b>hi</b>");
+        assert_eq!(r.headers().get_str("content-type"), Some("text/html"));
+    }
+}

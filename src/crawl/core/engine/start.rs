@@ -1,0 +1,161 @@
+//! The start loop: Scrapy 2.13's `_start_request_processing` — `start()` pulled one
+//! output at a time between scheduling passes (none while the engine needs to back
+//! out), its errors handled as Scrapy's `_process_start_next` does, and the job told
+//! how far `start()` got (a JOBDIR resume skips what was processed).
+
+use super::ExecutionEngine;
+use crate::crawl::base::errors::CloseSpider;
+use crate::crawl::base::signals::{Signal, SignalArgs};
+use crate::crawl::http::request::keys;
+use crate::crawl::spiders::outputs::Output;
+use crate::defer::Failure;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+impl ExecutionEngine {
+    /// Loop A: one output from `start()`, then wait for a scheduling pass.
+    pub(super) fn process_start_loop(&self) {
+        let proceed = {
+            let st = self.state.borrow();
+            st.start.is_some() && st.spider_open && st.running
+        };
+        if !proceed {
+            self.start_loop_running.set(false);
+            return;
+        }
+        let Some(slot) = self.slot() else {
+            self.start_loop_running.set(false);
+            return;
+        };
+        if self.needs_backout() {
+            // No room: wait for a scheduling pass (a download or a scrape finishing,
+            // or the heartbeat) before pulling. Scrapy pulls on here, one output per
+            // reactor turn, so a huge start() piles up in the scheduler; trawl stays
+            // lazy.
+            let me = self.me.clone();
+            slot.nextcall.wait().add_callback(move |()| {
+                if let Some(e) = me.upgrade() {
+                    e.process_start_loop();
+                }
+                Ok(())
+            });
+            return;
+        }
+        self.process_start_next();
+        if !self.needs_backout() {
+            slot.nextcall.schedule(0.0);
+        }
+        let wait = slot.nextcall.wait();
+        let me = self.me.clone();
+        wait.add_callback(move |()| {
+            if let Some(e) = me.upgrade() {
+                e.process_start_loop();
+            }
+            Ok(())
+        });
+    }
+
+    pub(super) fn process_start_next(&self) {
+        let next = {
+            let mut st = self.state.borrow_mut();
+            let Some(mut start) = st.start.take() else {
+                return;
+            };
+            drop(st);
+            let item = catch_unwind(AssertUnwindSafe(|| start.next()))
+                .unwrap_or_else(|panic| Some(Err(Failure::from_panic(panic.as_ref()))));
+            match item {
+                Some(Ok(output)) => {
+                    self.state.borrow_mut().start = Some(start);
+                    Some(output)
+                }
+                Some(Err(failure)) => {
+                    drop(start);
+                    self.start_failed(&failure);
+                    None
+                }
+                None => None,
+            }
+        };
+        let index = self.start_track.next.get();
+        match next {
+            Some(Output::Request(mut request)) => {
+                self.start_track.next.set(index + 1);
+                request
+                    .meta_mut()
+                    .insert_static(keys::IS_START_REQUEST, true);
+                self.crawl(request);
+                self.start_progress();
+            }
+            Some(Output::Item(item)) => {
+                self.start_track.next.set(index + 1);
+                self.start_track.outstanding.borrow_mut().insert(index);
+                let me = self.me.clone();
+                self.scraper.start_itemproc(item, None).add_both(move |r| {
+                    if let Some(e) = me.upgrade() {
+                        e.start_track.outstanding.borrow_mut().remove(&index);
+                        e.start_progress();
+                    }
+                    r
+                });
+                if let Some(slot) = self.slot() {
+                    slot.nextcall.schedule(0.0);
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// `start()` raised (Scrapy's `_process_start_next`): `CloseSpider` closes the spider
+    /// with its reason; anything else is logged, sent as `spider_error`, counted, and
+    /// makes `start_error` the finish reason.
+    pub(super) fn start_failed(&self, failure: &Failure) {
+        let Some(crawler) = self.ctx() else {
+            return;
+        };
+        if let Some(close) = failure.downcast_ref::<CloseSpider>() {
+            let reason = if close.reason.is_empty() {
+                "cancelled"
+            } else {
+                close.reason.as_str()
+            };
+            let _ = self.close_spider(reason);
+            return;
+        }
+        self.state.borrow_mut().start_error = true;
+        log::error!(
+            "Error while reading start items and requests: {}",
+            failure.describe()
+        );
+        crawler.signals.send_catch_log(
+            Signal::SpiderError,
+            SignalArgs::SpiderError {
+                failure,
+                response: None,
+                request: None,
+            },
+        );
+        let kind = failure.type_name().rsplit("::").next().unwrap_or("Failure");
+        crawler.stats.inc("spider_exceptions/count");
+        crawler.stats.inc(&format!("spider_exceptions/{kind}"));
+        if let Some(slot) = self.slot() {
+            slot.nextcall.schedule(0.0);
+        }
+    }
+
+    /// Tells the job how many outputs of `start()` are fully processed (a resume skips
+    /// them): every output before the first item still in the pipelines.
+    pub(super) fn start_progress(&self) {
+        let Some(job) = self.ctx().and_then(|c| c.job().cloned()) else {
+            return;
+        };
+        let done = self
+            .start_track
+            .outstanding
+            .borrow()
+            .iter()
+            .next()
+            .copied()
+            .unwrap_or(self.start_track.next.get());
+        job.set_start_pos(done);
+    }
+}

@@ -1,0 +1,240 @@
+//! The [`Crawler`]: the wiring of one crawl. It owns the spider, the engine and the
+//! extensions, and builds every component from settings by name through the
+//! [`Registry`]; the engine, the downloader and the scraper are built from their parts
+//! and hold the shared [`CrawlContext`] (settings, signals, stats, clock, reactor, an
+//! engine handle), never the crawler. A `Crawler` dereferences to its context.
+
+mod builtins;
+mod registry;
+
+pub use registry::{
+    ComponentError, DownloaderMwFactory, DupeFilterFactory, ExtensionFactory, Factory,
+    HandlerFactory, Named, PipelineFactory, Registry, SchedulerFactory, SpiderMwFactory,
+    StatsFactory, StatsSetup,
+};
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::fmt;
+use std::rc::{Rc, Weak};
+
+use crate::crawl::base::settings::{Priority, Settings};
+use crate::crawl::context::CrawlContext;
+use crate::crawl::core::downloader::Downloader;
+use crate::crawl::core::engine::{EngineParts, ExecutionEngine};
+use crate::crawl::core::scheduler::SchedulerContext;
+use crate::crawl::core::scraper::Scraper;
+use crate::crawl::jobdir::Job;
+use crate::crawl::spiders::spider::{Spider, SpiderCell};
+use crate::defer::{Deferred, Failure};
+use crate::reactor::{Clock, ReactorHandle};
+
+/// One crawl's wiring: Scrapy's `Crawler`. It dereferences to its [`CrawlContext`].
+pub struct Crawler {
+    ctx: Rc<CrawlContext>,
+    registry: Registry,
+    spider: SpiderCell,
+    engine: RefCell<Option<Rc<ExecutionEngine>>>,
+    extensions: RefCell<Vec<(String, Rc<dyn Any>)>>,
+    me: Weak<Crawler>,
+}
+
+impl std::ops::Deref for Crawler {
+    type Target = CrawlContext;
+
+    fn deref(&self) -> &CrawlContext {
+        &self.ctx
+    }
+}
+
+impl Crawler {
+    /// Sets up a crawl of `spider`: its `custom_settings` are applied at spider
+    /// priority, the settings frozen, the stats collector and the extensions built, the
+    /// spider given the context. `reactor` is needed by the HTTP handler; tests with a
+    /// scripted handler pass `None` and a manual clock.
+    ///
+    /// # Errors
+    ///
+    /// A setting is invalid or a component cannot be built.
+    pub fn new(
+        spider: Box<dyn Spider>,
+        mut settings: Settings,
+        clock: Clock,
+        reactor: Option<ReactorHandle>,
+        registry: Registry,
+    ) -> Result<Rc<Self>, Failure> {
+        for (name, value) in spider.custom_settings() {
+            settings.set(&name, value, Priority::Spider);
+        }
+        settings.freeze();
+        // LOG_LEVEL / LOG_ENABLED (spider's custom_settings and -s included) take effect
+        // when trawl manages the logger (the `trawl` command).
+        crate::crawl::base::logging::apply_settings(&settings).map_err(Failure::new)?;
+        log::info!(
+            "trawl {} started (bot: {})",
+            env!("CARGO_PKG_VERSION"),
+            settings.get_str("BOT_NAME")?.unwrap_or_default()
+        );
+        let overridden = settings.overridden();
+        if !overridden.is_empty() {
+            let lines: Vec<String> = overridden
+                .iter()
+                .map(|(name, value)| format!("{name}: {value}"))
+                .collect();
+            log::info!("Overridden settings:\n{}", lines.join("\n"));
+        }
+        let mut spider = spider;
+        spider.settings_ready(&settings);
+        let spider_name = spider.name().to_owned();
+        let allowed_domains = spider.allowed_domains();
+        let stats = registry.stats(&StatsSetup {
+            settings: &settings,
+            clock: &clock,
+            reactor: reactor.as_ref(),
+            spider_name: &spider_name,
+        })?;
+        let job = Job::from_settings(&settings, &spider_name, stats.clone())?;
+        let ctx = Rc::new(CrawlContext::new(
+            settings,
+            stats,
+            clock,
+            reactor,
+            spider_name,
+            allowed_domains,
+            job,
+        ));
+        ctx.set_spider_handle_httpstatus_list(spider.handle_httpstatus_list());
+        spider.set_context(&ctx);
+        let crawler = Rc::new_cyclic(|me| Self {
+            ctx,
+            registry,
+            spider: Rc::new(RefCell::new(spider)),
+            engine: RefCell::new(None),
+            extensions: RefCell::new(Vec::new()),
+            me: me.clone(),
+        });
+        let extensions = crawler.registry.extensions(&crawler.ctx)?;
+        *crawler.extensions.borrow_mut() = extensions;
+        Ok(crawler)
+    }
+
+    /// This crawler as an `Rc`.
+    pub fn rc(&self) -> Option<Rc<Crawler>> {
+        self.me.upgrade()
+    }
+
+    /// The context components share.
+    pub fn context(&self) -> &Rc<CrawlContext> {
+        &self.ctx
+    }
+
+    /// The spider.
+    pub fn spider(&self) -> &SpiderCell {
+        &self.spider
+    }
+
+    /// The engine, once created.
+    pub fn engine(&self) -> Option<Rc<ExecutionEngine>> {
+        self.engine.borrow().clone()
+    }
+
+    /// The component registry.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// A built extension by name (to inspect it in tests).
+    pub fn extension(&self, name: &str) -> Option<Rc<dyn Any>> {
+        self.extensions
+            .borrow()
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, e)| e.clone())
+    }
+
+    /// Runs the crawl: builds the engine, opens the spider and starts. The Deferred
+    /// fires when the engine has stopped (the spider closed).
+    pub fn crawl(self: &Rc<Self>) -> Deferred<()> {
+        let engine = match self.build_engine() {
+            Ok(e) => e,
+            Err(f) => return crate::defer::fail(f),
+        };
+        *self.engine.borrow_mut() = Some(engine.clone());
+        let me = self.clone();
+        let e = engine.clone();
+        let done: Deferred<()> = engine.open_spider(true).then(move |r| match r {
+            Ok(()) => crate::defer::Step::Wait(e.start()),
+            Err(f) => crate::defer::Step::Done(Err(f)),
+        });
+        done.add_both(move |r| {
+            // Break the crawler <-> engine cycle.
+            me.engine.borrow_mut().take();
+            me.ctx.engine_handle().set(None);
+            r
+        });
+        done
+    }
+
+    /// Builds the downloader, the scraper and the engine from the components the
+    /// settings name. If the scraper cannot be built, the downloader already built is
+    /// closed.
+    fn build_engine(&self) -> Result<Rc<ExecutionEngine>, Failure> {
+        let ctx = &self.ctx;
+        let scheduler = self.registry.scheduler(&ctx.settings)?;
+        let downloader = Downloader::new(
+            ctx,
+            self.registry.downloader_middlewares(ctx)?,
+            self.registry.download_handlers(ctx)?,
+        )?;
+        let scraper = self
+            .registry
+            .spider_middlewares(ctx)
+            .and_then(|mws| Ok((mws, self.registry.pipelines(ctx)?)))
+            .and_then(|(mws, pipelines)| Scraper::new(ctx, self.spider.clone(), mws, pipelines));
+        let scraper = match scraper {
+            Ok(s) => s,
+            Err(f) => {
+                downloader.close();
+                return Err(f);
+            }
+        };
+        let registry = self.registry.clone();
+        let sched_ctx = ctx.clone();
+        let dupefilter_ctx = ctx.clone();
+        Ok(ExecutionEngine::new(EngineParts {
+            ctx: ctx.clone(),
+            spider: self.spider.clone(),
+            downloader,
+            scraper,
+            scheduler: Box::new(move |activity, wake| {
+                let registry = registry.clone();
+                let ctx = dupefilter_ctx.clone();
+                scheduler(
+                    &sched_ctx,
+                    SchedulerContext {
+                        activity,
+                        wake,
+                        dupefilter: Rc::new(move || registry.dupefilter(&ctx)),
+                    },
+                )
+            }),
+        }))
+    }
+
+    /// Stops the crawl gracefully (first Ctrl+C): closes the spider with `shutdown`,
+    /// finishing what is in progress.
+    pub fn stop(&self) {
+        if let Some(engine) = self.engine() {
+            engine.stop();
+        }
+    }
+}
+
+impl fmt::Debug for Crawler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Crawler")
+            .field("spider", &self.spider_name())
+            .field("settings", &self.settings)
+            .finish()
+    }
+}

@@ -1,0 +1,507 @@
+//! [`Selection`]: parsel's `SelectorList` — CSS with `::text` / `::attr(name)`, XPath 1.0
+//! with parsel's extensions (`has-class`, EXSLT `re:` and `set:`, `$variables`),
+//! chained in any order, and `.get()` / `.getall()` / `.attrib` / `.re()` giving the
+//! strings parsel gives (outer HTML for elements, `str(float)` for numbers, `"1"` /
+//! `"0"` for booleans).
+//!
+//! Compiled selectors and expressions are cached per thread (a spider repeats the same
+//! few on every page).
+
+use std::cell::RefCell;
+use std::fmt;
+use std::rc::Rc;
+
+use crate::html::{Document, ElementRef, XPath, XPathError, XPathItem, XPathValue, XPathVar};
+use crate::util::FxHashMap;
+
+/// A selection's items.
+type Items<'a> = smallvec::SmallVec<[Node<'a>; 1]>;
+
+/// One selected thing.
+#[derive(Clone)]
+enum Node<'a> {
+    Element(ElementRef<'a>),
+    Text(&'a str),
+    Attr(&'a str),
+    /// A string result (or the text of a `re:match` element).
+    Str(Rc<str>),
+    /// A number, boolean or namespace result, as parsel's `.get()` prints it.
+    Scalar(Rc<str>),
+    /// A `<match>` element made by `re:match`: its text, and the document of the
+    /// expression that made it.
+    Match(Rc<str>, &'a Document),
+    /// A JMESPath result that is not a string (printed as JSON).
+    Json(Rc<serde_json::Value>),
+}
+
+/// What follows `::` in a query; `descendants` when whitespace (a descendant
+/// combinator) precedes it: `div ::text` is every text inside the div, as in parsel.
+#[derive(Clone, Debug, PartialEq)]
+enum Pseudo {
+    Text { descendants: bool },
+    Attr { name: String, descendants: bool },
+}
+
+thread_local! {
+    static SELECTORS: RefCell<FxHashMap<String, Option<Rc<crate::html::Selector>>>> = RefCell::new(FxHashMap::default());
+    static XPATHS: RefCell<FxHashMap<String, Result<Rc<XPath>, XPathError>>> = RefCell::new(FxHashMap::default());
+}
+
+/// Compiles (once per distinct expression) and caches an XPath expression.
+fn xpath(expr: &str) -> Result<Rc<XPath>, XPathError> {
+    XPATHS.with(|cache| {
+        if let Some(x) = cache.borrow().get(expr) {
+            return x.clone();
+        }
+        let compiled = XPath::compile(expr).map(Rc::new);
+        let mut cache = cache.borrow_mut();
+        if cache.len() > 1024 {
+            cache.clear();
+        }
+        cache.insert(expr.to_owned(), compiled.clone());
+        compiled
+    })
+}
+
+/// Parses (once per distinct query) and caches a selector; `None` if invalid.
+fn selector(css: &str) -> Option<Rc<crate::html::Selector>> {
+    SELECTORS.with(|cache| {
+        if let Some(s) = cache.borrow().get(css) {
+            return s.clone();
+        }
+        let parsed = match crate::html::Selector::parse(css) {
+            Ok(s) => Some(Rc::new(s)),
+            Err(e) => {
+                log::error!("{e}");
+                None
+            }
+        };
+        let mut cache = cache.borrow_mut();
+        if cache.len() > 1024 {
+            cache.clear();
+        }
+        cache.insert(css.to_owned(), parsed.clone());
+        parsed
+    })
+}
+
+fn split_pseudo(query: &str) -> (&str, Option<Pseudo>) {
+    let query = query.trim();
+    let descends = |css: &str| css.ends_with(|c: char| c.is_whitespace());
+    if let Some(css) = query.strip_suffix("::text") {
+        let descendants = descends(css);
+        return (css.trim(), Some(Pseudo::Text { descendants }));
+    }
+    if let Some(pos) = query.rfind("::attr(")
+        && let Some(name) = query[pos + 7..].strip_suffix(')')
+    {
+        let css = &query[..pos];
+        return (
+            css.trim(),
+            Some(Pseudo::Attr {
+                name: name.trim().to_owned(),
+                descendants: descends(css),
+            }),
+        );
+    }
+    (query, None)
+}
+
+/// A list of selected elements, texts or attribute values (parsel's `SelectorList`).
+#[derive(Clone)]
+pub struct Selection<'a> {
+    /// Inline when there is one (a sub-selection's single text or element, each item
+    /// of a list as its own selection): no allocation for the commonest case.
+    items: Items<'a>,
+    /// The selection is the document itself (its root element is in scope).
+    root: bool,
+}
+
+impl<'a> Selection<'a> {
+    /// The whole document: its root element, which a CSS query may itself match, as
+    /// the context of an XPath expression (parsel's `Selector(text=...)`).
+    pub fn of_document(doc: &'a Document) -> Self {
+        Selection {
+            items: doc.root_element().map(Node::Element).into_iter().collect(),
+            root: true,
+        }
+    }
+
+    /// Nothing selected.
+    pub fn empty() -> Self {
+        Selection {
+            items: Items::new(),
+            root: false,
+        }
+    }
+
+    /// A JSON document (parsel's `Selector(type="json")`), for [`jmespath`](Self::jmespath).
+    pub fn of_json(data: serde_json::Value) -> Self {
+        Selection {
+            items: smallvec::smallvec![Node::Json(Rc::new(data))],
+            root: false,
+        }
+    }
+
+    /// Selects within each element of this selection.
+    pub fn css(&self, query: &str) -> Selection<'a> {
+        let (css, pseudo) = split_pseudo(query);
+        // `::text` and `::attr()` of the matches themselves are taken as the matches
+        // are found; their descendant forms need the whole list (nested matches count
+        // once).
+        let whole_list = matches!(
+            pseudo,
+            Some(
+                Pseudo::Text { descendants: true }
+                    | Pseudo::Attr {
+                        descendants: true,
+                        ..
+                    }
+            )
+        );
+        let mut items: Items<'a> = Items::new();
+        let mut elements: Vec<crate::html::ElementRef<'a>> = Vec::new();
+        let mut found = |e: ElementRef<'a>| match &pseudo {
+            _ if whole_list => elements.push(e),
+            None => {
+                // Past the one inline item, room for eight at once: a list of matches
+                // (`div.quote`, the rows of a table) grew 2, 4, 8 — three allocations.
+                if items.len() == 1 && !items.spilled() {
+                    items.reserve(7);
+                }
+                items.push(Node::Element(e));
+            }
+            Some(Pseudo::Text { .. }) => items.extend(e.child_texts().map(Node::Text)),
+            Some(Pseudo::Attr { name, .. }) => items.extend(e.attr(name).map(Node::Attr)),
+        };
+        if css.is_empty() {
+            self.elements().for_each(&mut found);
+        } else {
+            let Some(sel) = selector(css) else {
+                return Selection {
+                    items: Items::new(),
+                    root: false,
+                };
+            };
+            for node in &self.items {
+                if let Node::Element(e) = node {
+                    if self.root && e.matches(&sel) {
+                        found(*e);
+                    }
+                    e.select_each(&sel, &mut found);
+                }
+            }
+        }
+        match pseudo {
+            Some(Pseudo::Text { descendants: true }) => {
+                items = outermost(&elements)
+                    .flat_map(|e| e.texts().map(Node::Text))
+                    .collect();
+            }
+            Some(Pseudo::Attr {
+                name,
+                descendants: true,
+            }) => {
+                items = outermost(&elements)
+                    .flat_map(|e| std::iter::once(e).chain(e.descendant_elements()))
+                    .filter_map(|e| e.attr(&name).map(Node::Attr))
+                    .collect();
+            }
+            _ => {}
+        }
+        Selection { items, root: false }
+    }
+
+    fn elements(&self) -> impl Iterator<Item = ElementRef<'a>> + '_ {
+        self.items.iter().filter_map(|n| match n {
+            Node::Element(e) => Some(*e),
+            _ => None,
+        })
+    }
+
+    /// The first result, if it is an element.
+    pub fn element(&self) -> Option<ElementRef<'a>> {
+        match self.items.first() {
+            Some(Node::Element(e)) => Some(*e),
+            _ => None,
+        }
+    }
+
+    /// Selects with an XPath 1.0 expression from each element of this selection (texts,
+    /// attribute values and other values select nothing, as in parsel), results
+    /// concatenated in order. An invalid expression logs an error and selects nothing;
+    /// [`try_xpath`](Self::try_xpath) returns the error instead.
+    pub fn xpath(&self, query: &str) -> Selection<'a> {
+        self.xpath_with(query, &[])
+    }
+
+    /// [`xpath`](Self::xpath) with `$variables` bound (parsel's keyword arguments).
+    pub fn xpath_with(&self, query: &str, vars: &[(&str, XPathVar)]) -> Selection<'a> {
+        self.try_xpath(query, vars).unwrap_or_else(|e| {
+            log::error!("{e} in {query:?}");
+            Selection {
+                items: Items::new(),
+                root: false,
+            }
+        })
+    }
+
+    /// [`xpath_with`](Self::xpath_with), returning a malformed expression or an
+    /// evaluation error (parsel's `ValueError`).
+    ///
+    /// # Errors
+    ///
+    /// The expression does not compile (the error names the position), or its
+    /// evaluation fails (undefined variable, wrong argument type, invalid regex).
+    pub fn try_xpath(
+        &self,
+        query: &str,
+        vars: &[(&str, XPathVar)],
+    ) -> Result<Selection<'a>, XPathError> {
+        let x = xpath(query)?;
+        let mut items = Items::new();
+        let itself = query.trim() == ".";
+        for item in &self.items {
+            let doc = match item {
+                Node::Element(e) => e.document(),
+                Node::Match(_, doc) => doc,
+                _ => {
+                    if itself && !matches!(item, Node::Scalar(_)) {
+                        items.push(item.clone());
+                    }
+                    continue;
+                }
+            };
+            let value = match item {
+                Node::Match(text, doc) => x.evaluate_match(doc, text, vars)?,
+                Node::Element(e) => x.evaluate(*e, vars)?,
+                _ => continue,
+            };
+            match value {
+                // lxml hands back no document node: `/` and `..` from the root
+                // element select nothing.
+                XPathValue::Nodes(nodes) => items.extend(nodes.into_iter().filter_map(|n| {
+                    Some(match n {
+                        XPathItem::Element(e) => Node::Element(e),
+                        XPathItem::Text(t) => Node::Text(t),
+                        XPathItem::Attribute { value, .. } => Node::Attr(value),
+                        XPathItem::Match(t) => Node::Match(t.into(), doc),
+                        XPathItem::MatchText(t) => Node::Str(t.into()),
+                        XPathItem::Namespace { prefix, uri } => {
+                            Node::Scalar(format!("('{prefix}', '{uri}')").into())
+                        }
+                        XPathItem::Root => return None,
+                    })
+                })),
+                XPathValue::Number(n) => {
+                    items.push(Node::Scalar(crate::html::python_float_str(n).into()));
+                }
+                XPathValue::String(s) => items.push(Node::Str(s.into())),
+                XPathValue::Boolean(b) => {
+                    items.push(Node::Scalar(if b { "1" } else { "0" }.into()));
+                }
+            }
+        }
+        Ok(Selection { items, root: false })
+    }
+
+    /// parsel's `.jmespath(query)`: each result's text parsed as JSON (an element's
+    /// own leading text, as lxml's `.text`; a JSON result as it is), the query applied,
+    /// a list result flattened into one item per element, `null` dropped. Strings are
+    /// text results; other JSON values print as JSON in `get()` and are returned as
+    /// values by [`json_values`](Self::json_values).
+    ///
+    /// # Errors
+    ///
+    /// The query does not compile (JMESPath syntax).
+    pub fn jmespath(&self, query: &str) -> Result<Selection<'a>, String> {
+        let expr = jmespath::compile(query).map_err(|e| e.to_string())?;
+        let mut items = Items::new();
+        for item in &self.items {
+            let data: serde_json::Value = match item {
+                Node::Json(v) => (**v).clone(),
+                Node::Text(t) | Node::Attr(t) => serde_json::from_str(t).unwrap_or_default(),
+                Node::Str(t) => serde_json::from_str(t).unwrap_or_default(),
+                Node::Element(e) => match e.children().next() {
+                    Some(crate::html::Child::Text(t)) => {
+                        serde_json::from_str(t).unwrap_or_default()
+                    }
+                    _ => serde_json::Value::Null,
+                },
+                Node::Scalar(_) | Node::Match(..) => serde_json::Value::Null,
+            };
+            items.extend(jmespath_search(&expr, &data)?);
+        }
+        Ok(Selection { items, root: false })
+    }
+
+    /// The results as JSON values (strings for texts and attributes).
+    pub fn json_values(&self) -> Vec<serde_json::Value> {
+        self.items
+            .iter()
+            .map(|n| match n {
+                Node::Json(v) => (**v).clone(),
+                other => serde_json::Value::String(node_string(other)),
+            })
+            .collect()
+    }
+
+    /// The first result as text: an element's outer HTML, a text node, an attribute.
+    pub fn get(&self) -> Option<String> {
+        self.items.first().map(node_string)
+    }
+
+    /// Every result as text.
+    pub fn getall(&self) -> Vec<String> {
+        self.items.iter().map(node_string).collect()
+    }
+
+    /// The first result borrowed when it is a text node or attribute value.
+    pub fn get_str(&self) -> Option<&'a str> {
+        self.items.iter().find_map(|n| match n {
+            Node::Text(t) | Node::Attr(t) => Some(*t),
+            _ => None,
+        })
+    }
+
+    /// An attribute of the first selected element.
+    pub fn attrib(&self, name: &str) -> Option<&'a str> {
+        self.items.iter().find_map(|n| match n {
+            Node::Element(e) => e.attr(name),
+            _ => None,
+        })
+    }
+
+    /// All text inside the first selected element, concatenated.
+    pub fn text_content(&self) -> Option<String> {
+        self.items.first().map(|n| match n {
+            Node::Element(e) => e.text_content(),
+            Node::Text(t) | Node::Attr(t) => (*t).to_owned(),
+            Node::Str(v) | Node::Scalar(v) | Node::Match(v, _) => v.to_string(),
+            Node::Json(v) => v.to_string(),
+        })
+    }
+
+    /// parsel's `.re(regex)`: the regex applied to each result's text (an element's
+    /// outer HTML, a text, an attribute value), the matches flattened — a named group
+    /// `extract`, else every numbered group, else the whole match — with character
+    /// references replaced as w3lib does (all but `&lt;` and `&amp;`).
+    ///
+    /// # Errors
+    ///
+    /// The pattern does not compile (Rust `regex` syntax).
+    pub fn re(&self, regex: &str) -> Result<Vec<String>, regex::Error> {
+        let regex = regex::Regex::new(regex)?;
+        Ok(self.re_with(&regex, true))
+    }
+
+    /// parsel's `.re_first(regex)`: the first result of [`re`](Self::re).
+    ///
+    /// # Errors
+    ///
+    /// The pattern does not compile.
+    pub fn re_first(&self, regex: &str) -> Result<Option<String>, regex::Error> {
+        let regex = regex::Regex::new(regex)?;
+        Ok(self.items.iter().find_map(|n| {
+            super::re::extract_regex(&regex, &node_string(n), true)
+                .into_iter()
+                .next()
+        }))
+    }
+
+    /// `.re(regex, replace_entities=...)` with a compiled pattern.
+    pub fn re_with(&self, regex: &regex::Regex, replace_entities: bool) -> Vec<String> {
+        self.items
+            .iter()
+            .flat_map(|n| super::re::extract_regex(regex, &node_string(n), replace_entities))
+            .collect()
+    }
+
+    /// The number of results.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether nothing was selected.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+fn node_string(n: &Node<'_>) -> String {
+    match n {
+        Node::Element(e) => e.html(),
+        Node::Text(t) | Node::Attr(t) => (*t).to_owned(),
+        Node::Str(v) | Node::Scalar(v) => v.to_string(),
+        Node::Match(t, _) => match_html(t),
+        Node::Json(v) => v.to_string(),
+    }
+}
+
+/// The elements not inside an earlier one of `elements` (in document order).
+fn outermost<'e, 'a>(elements: &'e [ElementRef<'a>]) -> impl Iterator<Item = ElementRef<'a>> + 'e {
+    let mut end = 0;
+    elements.iter().copied().filter(move |e| {
+        if e.id().0 < end {
+            return false;
+        }
+        end = e.end_id();
+        true
+    })
+}
+
+/// Applies a compiled JMESPath expression to `data`, as parsel shapes the result.
+fn jmespath_search<'a>(
+    expr: &jmespath::Expression<'_>,
+    data: &serde_json::Value,
+) -> Result<Vec<Node<'a>>, String> {
+    let var = jmespath::Variable::from_serializable(data).map_err(|e| e.to_string())?;
+    let found = expr.search(var).map_err(|e| e.to_string())?;
+    let found = serde_json::to_value(&*found).map_err(|e| e.to_string())?;
+    let node = |v: serde_json::Value| match v {
+        serde_json::Value::String(s) => Node::Str(s.into()),
+        other => Node::Json(Rc::new(other)),
+    };
+    Ok(match found {
+        serde_json::Value::Null => Vec::new(),
+        serde_json::Value::Array(list) => list.into_iter().map(node).collect(),
+        other => vec![node(other)],
+    })
+}
+
+/// A `re:match` result element as lxml serializes it.
+fn match_html(text: &str) -> String {
+    let mut out = String::from("<match>");
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out.push_str("</match>");
+    out
+}
+
+impl<'a> IntoIterator for Selection<'a> {
+    type Item = Selection<'a>;
+    type IntoIter = std::vec::IntoIter<Selection<'a>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.items
+            .into_iter()
+            .map(|n| Selection {
+                items: smallvec::smallvec![n],
+                root: false,
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+}
+
+impl fmt::Debug for Selection<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.getall()).finish()
+    }
+}

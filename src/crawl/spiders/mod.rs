@@ -1,0 +1,14 @@
+//! Spiders (Scrapy's `scrapy.spiders`): the [`Spider`] trait and what its callbacks
+//! return, contracts, [`CrawlSpider`] with its [`Rule`]s, and [`SitemapSpider`].
+
+pub mod contracts;
+pub mod crawl;
+pub mod outputs;
+pub mod sitemap;
+pub mod spider;
+
+pub use contracts::Contract;
+pub use crawl::{CrawlSpider, Rule};
+pub use outputs::{CallbackResult, Output, Outputs, outputs};
+pub use sitemap::SitemapSpider;
+pub use spider::{Spider, SpiderCell, UnknownCallback};

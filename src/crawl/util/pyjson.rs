@@ -1,0 +1,256 @@
+//! Python's `json.dumps` text, byte for byte, for the places where Scrapy users compare
+//! trawl's output with Scrapy's: feed exports (`JsonItemExporter` /
+//! `JsonLinesItemExporter`) and the scrapy-redis item list. Python's rules: separators
+//! `", "` and `": "` (`","` between lines with `indent`), `ensure_ascii` escaping every
+//! character outside `' '..='~'` as `\uXXXX` (surrogate pairs above U+FFFF), control
+//! characters escaped either way, floats as `repr(float)`.
+
+use serde_json::Value;
+
+/// How [`dumps`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PyJson {
+    /// `ensure_ascii` (Python's default: true).
+    pub ensure_ascii: bool,
+    /// `indent`: pretty-print with this many spaces (`None`: one line).
+    pub indent: Option<usize>,
+    /// `separators=(",", ":")` (only without `indent`).
+    pub compact: bool,
+}
+
+impl Default for PyJson {
+    fn default() -> Self {
+        Self {
+            ensure_ascii: true,
+            indent: None,
+            compact: false,
+        }
+    }
+}
+
+/// `json.dumps(value, ...)` with the options in `opts`.
+pub fn dumps(value: &Value, opts: PyJson) -> String {
+    let mut out = String::new();
+    write(&mut out, value, opts, 0);
+    out
+}
+
+/// `json.dumps` of a dict given as borrowed `(key, value)` entries, appended to `out`
+/// (an exporter writes an item's selected fields without building a map of copies).
+pub fn dumps_entries_into<'a>(
+    out: &mut String,
+    entries: impl Iterator<Item = (&'a str, &'a Value)>,
+    opts: PyJson,
+) {
+    let item_sep = match (opts.indent, opts.compact) {
+        (Some(_), _) | (None, true) => ",",
+        (None, false) => ", ",
+    };
+    let key_sep = if opts.indent.is_none() && opts.compact {
+        ":"
+    } else {
+        ": "
+    };
+    let start = out.len();
+    out.push('{');
+    let mut any = false;
+    for (i, (k, v)) in entries.enumerate() {
+        if i > 0 {
+            out.push_str(item_sep);
+        }
+        if let Some(indent) = opts.indent {
+            newline(out, indent, 1);
+        }
+        push_str(out, k, opts.ensure_ascii);
+        out.push_str(key_sep);
+        write(out, v, opts, 1);
+        any = true;
+    }
+    if !any {
+        out.truncate(start);
+        out.push_str("{}");
+        return;
+    }
+    if let Some(indent) = opts.indent {
+        newline(out, indent, 0);
+    }
+    out.push('}');
+}
+
+fn newline(out: &mut String, indent: usize, level: usize) {
+    out.push('\n');
+    for _ in 0..indent * level {
+        out.push(' ');
+    }
+}
+
+fn write(out: &mut String, value: &Value, opts: PyJson, level: usize) {
+    let (item_sep, key_sep) = match (opts.indent, opts.compact) {
+        (Some(_), _) => (",", ": "),
+        (None, true) => (",", ":"),
+        (None, false) => (", ", ": "),
+    };
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => out.push_str(&i.to_string()),
+            (_, Some(u), _) => out.push_str(&u.to_string()),
+            (_, _, Some(f)) => out.push_str(&python_float_repr(f)),
+            _ => out.push_str(&n.to_string()),
+        },
+        Value::String(s) => push_str(out, s, opts.ensure_ascii),
+        Value::Array(a) if a.is_empty() => out.push_str("[]"),
+        Value::Object(m) if m.is_empty() => out.push_str("{}"),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, v) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                if let Some(indent) = opts.indent {
+                    newline(out, indent, level + 1);
+                }
+                write(out, v, opts, level + 1);
+            }
+            if let Some(indent) = opts.indent {
+                newline(out, indent, level);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            out.push('{');
+            for (i, (k, v)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(item_sep);
+                }
+                if let Some(indent) = opts.indent {
+                    newline(out, indent, level + 1);
+                }
+                push_str(out, k, opts.ensure_ascii);
+                out.push_str(key_sep);
+                write(out, v, opts, level + 1);
+            }
+            if let Some(indent) = opts.indent {
+                newline(out, indent, level);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// A JSON string as Python writes it (`ensure_ascii` or not).
+pub fn push_str(out: &mut String, s: &str, ensure_ascii: bool) {
+    if ensure_ascii {
+        crate::crawl::http::fingerprint::push_json_str(out, s);
+        return;
+    }
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    let mut i = 0;
+    // Only ASCII bytes are escaped, so every cut is at a character boundary.
+    while let Some(found) = next_escape(bytes, i, false) {
+        let b = bytes[found];
+        out.push_str(&s[run..found]);
+        match crate::crawl::http::fingerprint::json_short_escape(b) {
+            Some(e) => out.push_str(e),
+            None => out.push_str(&format!("\\u{b:04x}")),
+        }
+        run = found + 1;
+        i = found + 1;
+    }
+    out.push_str(&s[run..]);
+    out.push('"');
+}
+
+/// The index of the first byte at or after `from` that JSON escapes (`"`, `\\`, a
+/// control below 0x20; with `ascii`, Python's `ensure_ascii`, also DEL and every byte
+/// of a non-ASCII character): eight bytes at a time (SWAR), then byte by byte.
+pub(crate) fn next_escape(bytes: &[u8], from: usize, ascii: bool) -> Option<usize> {
+    use crate::util::swar;
+    let mut i = from;
+    while let Some(x) = swar::word_at(bytes, i) {
+        // A control below 0x20 (a byte with its top bit set is never taken for one),
+        // a quote, a backslash.
+        let mut hit = swar::below(x, 0x20) | swar::eq(x, b'"') | swar::eq(x, b'\\');
+        if ascii {
+            hit |= (x & swar::HI) | swar::eq(x, 0x7f);
+        }
+        if hit != 0 {
+            break;
+        }
+        i += 8;
+    }
+    bytes
+        .get(i..)?
+        .iter()
+        .position(|&b| escaped(b, ascii))
+        .map(|p| i + p)
+}
+
+/// Whether JSON (with `ascii`, Python's `ensure_ascii`) escapes byte `b`.
+fn escaped(b: u8, ascii: bool) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\' || (ascii && b >= 0x7f)
+}
+
+/// Python's `repr(float)`: the shortest round-trip digits, fixed notation for
+/// decimal exponents in [-4, 16), scientific (`1e+16`, `1.5e-05`) otherwise.
+pub fn python_float_repr(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
+    }
+    crate::util::python_float_repr(f)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_word_scan_finds_what_the_byte_scan_finds() {
+        // Every escapable byte and its neighbours, at every offset of a 24-byte text,
+        // among ASCII and UTF-8 bytes with the top bit set.
+        let fillers: [&[u8]; 3] = [
+            b"abcdefghijklmnopqrstuvwx",
+            "é—ツxyzab".as_bytes(),
+            b"  ~~!!##",
+        ];
+        for filler in fillers {
+            for special in [
+                0u8, 0x01, 0x08, 0x1f, b' ', b'!', b'"', b'#', b'[', b'\\', b']', 0x7f,
+            ] {
+                for at in 0..filler.len() {
+                    let mut text = filler.to_vec();
+                    text[at] = special;
+                    for (from, ascii) in [0, 1, 7, 8, 9]
+                        .into_iter()
+                        .flat_map(|f| [(f, false), (f, true)])
+                    {
+                        let naive = text
+                            .iter()
+                            .enumerate()
+                            .skip(from)
+                            .find(|&(_, &b)| {
+                                b < 0x20
+                                    || b == b'"'
+                                    || b == b'\\'
+                                    || (ascii && !(b' '..=b'~').contains(&b))
+                            })
+                            .map(|(i, _)| i);
+                        assert_eq!(
+                            super::next_escape(&text, from, ascii),
+                            naive,
+                            "{text:?} {from} {ascii}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
