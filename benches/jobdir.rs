@@ -83,7 +83,7 @@ fn main() {
     let job = open(&dir);
     let mut q = JobQueue::new(job.clone(), true, false, None);
     let rec = job.take_recovered().expect("recovered");
-    q.restore(&rec.pending, &rec.slots);
+    q.restore(&rec.pending, &rec.slots).expect("restore");
     drop(rec);
     let mut seen = FingerprintSet::new();
     job.for_each_fingerprint(|fp| {

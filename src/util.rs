@@ -143,6 +143,25 @@ pub fn recycle_buffer(mut buf: Vec<u8>) {
 }
 
 /// Standard base64 (RFC 4648 §4, with padding): `Basic` credentials, binary request
+/// Lower-case hex digits.
+pub const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends `bytes` as lower-case hex.
+pub fn push_hex(out: &mut String, bytes: &[u8]) {
+    out.reserve(bytes.len() * 2);
+    for &b in bytes {
+        out.push(char::from(HEX_LOWER[usize::from(b >> 4)]));
+        out.push(char::from(HEX_LOWER[usize::from(b & 15)]));
+    }
+}
+
+/// `bytes` as lower-case hex.
+pub fn to_hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    push_hex(&mut s, bytes);
+    s
+}
+
 /// bodies in JSON.
 pub fn base64_encode(input: &[u8]) -> String {
     const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

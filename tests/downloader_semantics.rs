@@ -14,7 +14,8 @@ use trawl::crawl::downloader::middleware::{
 };
 use trawl::crawl::keys::DOWNLOAD_SLOT;
 use trawl::crawl::scheduler::RequestQueue;
-use trawl::crawl::scheduler::queues::{DownloaderAwareQueue, memory_queues};
+use trawl::crawl::scheduler::memqueue::memory_queues;
+use trawl::crawl::scheduler::pqueues::DownloaderAwareQueue;
 use trawl::crawl::slots::SlotActivity;
 use trawl::crawl::{Meta, Request, Response};
 use trawl::defer::Failure;

@@ -10,9 +10,9 @@ use trawl::crawl::jobdir::{FsyncPolicy, Job};
 use trawl::crawl::keys::IS_START_REQUEST;
 use trawl::crawl::keys::JOB_ID;
 use trawl::crawl::scheduler::diskqueue::JobQueue;
-use trawl::crawl::scheduler::queues::{
-    DownloaderAwareQueue, PriorityQueue, RequestQueue, memory_queues,
-};
+use trawl::crawl::scheduler::memqueue::memory_queues;
+use trawl::crawl::scheduler::pqueues::{DownloaderAwareQueue, PriorityQueue};
+use trawl::crawl::scheduler::queues::RequestQueue;
 use trawl::crawl::slots::SlotActivity;
 use trawl::crawl::stats::{MemoryStatsCollector, StatsCollector};
 
@@ -52,7 +52,7 @@ fn memory(aware: bool, lifo: bool, activity: &Rc<SlotActivity>) -> Box<dyn Reque
 fn disk(job: &Rc<Job>, aware: bool, lifo: bool, activity: &Rc<SlotActivity>) -> JobQueue {
     let mut q = JobQueue::new(job.clone(), lifo, false, aware.then(|| activity.clone()));
     if let Some(rec) = job.take_recovered() {
-        q.restore(&rec.pending, &rec.slots);
+        q.restore(&rec.pending, &rec.slots).expect("restore");
     }
     q
 }

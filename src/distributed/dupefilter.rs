@@ -25,10 +25,12 @@ use sha1::{Digest, Sha1};
 use super::{SCHEDULER_DUPEFILTER_KEY, SharedRedis, format_key, setting_str, shared_client};
 use crate::crawl::context::CrawlContext;
 use crate::crawl::dupefilter::{BloomFilter, DupeFilter, Seen};
-use crate::crawl::fingerprint::{DocumentSink, canonical_url, push_hex, push_json_str, put_hex};
+use crate::crawl::fingerprint::{canonical_url, put_hex};
+use crate::crawl::pyjson::{AsciiSink, push_str};
 use crate::crawl::request::Request;
 use crate::crawl::stats::StatsCollector;
 use crate::defer::{Deferred, Failure};
+use crate::util::push_hex;
 
 /// Bits per Bloom block (a Redis string of 32 MiB).
 pub const BLOOM_BLOCK_BITS: u64 = 1 << 28;
@@ -40,15 +42,15 @@ pub fn scrapy_redis_fingerprint_json(request: &Request) -> String {
     out
 }
 
-fn write_scrapy_redis_document(out: &mut impl DocumentSink, request: &Request) {
+fn write_scrapy_redis_document(out: &mut impl AsciiSink, request: &Request) {
     let url = canonical_url(request, false);
     out.put("{\"body\": \"");
     put_hex(out, request.body());
     out.put("\", \"method\": ");
     let mut rest = String::with_capacity(32 + url.len());
-    push_json_str(&mut rest, request.method().as_str());
+    push_str(&mut rest, request.method().as_str(), true);
     rest.push_str(", \"url\": ");
-    push_json_str(&mut rest, &url);
+    push_str(&mut rest, &url, true);
     rest.push('}');
     out.put(&rest);
 }

@@ -279,10 +279,6 @@ pub struct FilesystemCacheStorage {
     expiration: f64,
 }
 
-fn hex(fp: &[u8; 20]) -> String {
-    fp.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn raw_headers(h: &Headers) -> Vec<u8> {
     let mut out = Vec::new();
     for (n, v) in h.iter() {
@@ -321,7 +317,7 @@ impl FilesystemCacheStorage {
 
     /// The entry directory for a fingerprint.
     pub fn entry_dir(&self, fp: &[u8; 20]) -> PathBuf {
-        let h = hex(fp);
+        let h = crate::util::to_hex(fp);
         self.dir.join(&h[..2]).join(h)
     }
 
@@ -363,7 +359,11 @@ impl FilesystemCacheStorage {
         let final_dir = self.entry_dir(fp);
         let parent = final_dir.parent().unwrap_or(&self.dir).to_path_buf();
         fs::create_dir_all(&parent)?;
-        let tmp = parent.join(format!(".{}.tmp-{}", hex(fp), std::process::id()));
+        let tmp = parent.join(format!(
+            ".{}.tmp-{}",
+            crate::util::to_hex(fp),
+            std::process::id()
+        ));
         let _ = fs::remove_dir_all(&tmp);
         fs::create_dir(&tmp)?;
         let meta = json!({

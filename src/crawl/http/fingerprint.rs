@@ -11,6 +11,13 @@ use sha1::{Digest, Sha1};
 use crate::crawl::http::request::Request;
 
 pub use crate::crawl::util::canonical::{CanonicalizeError, canonicalize_url};
+use crate::crawl::util::pyjson::{AsciiSink, put_ascii_str};
+use crate::util::HEX_LOWER;
+
+/// Lower-case hex of a fingerprint.
+pub fn to_hex(fp: &[u8; 20]) -> String {
+    crate::util::to_hex(fp)
+}
 
 /// Options of [`fingerprint`] (Scrapy's `include_headers` and `keep_fragments`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -198,119 +205,22 @@ fn bodiless_digest(method: &str, url: &str) -> Option<[u8; 20]> {
     Some(hasher.finalize().into())
 }
 
-/// Lower-case hex of a fingerprint.
-pub fn to_hex(fp: &[u8; 20]) -> String {
-    fp.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-const HEX_LOWER_DIGITS: &[u8; 16] = b"0123456789abcdef";
-
-pub(crate) fn push_hex(out: &mut String, bytes: &[u8]) {
-    out.reserve(bytes.len() * 2);
-    for &b in bytes {
-        out.push(char::from(HEX_LOWER_DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(HEX_LOWER_DIGITS[usize::from(b & 15)]));
-    }
-}
-
-/// A JSON string as Python's `json.dumps` writes it with `ensure_ascii=True`.
-pub(crate) fn push_json_str(out: &mut String, s: &str) {
-    put_json_str(out, s);
-}
-
-/// JSON's two-character escape of `b` (`\\"`, `\\\\`, `\\n`, `\\r`, `\\t`, `\\b`, `\\f`), as
-/// Python's `json` writes them; `None` for every other byte.
-pub(crate) fn json_short_escape(b: u8) -> Option<&'static str> {
-    match b {
-        b'"' => Some("\\\""),
-        b'\\' => Some("\\\\"),
-        b'\n' => Some("\\n"),
-        b'\r' => Some("\\r"),
-        b'\t' => Some("\\t"),
-        0x08 => Some("\\b"),
-        0x0c => Some("\\f"),
-        _ => None,
-    }
-}
-
-/// Python's `ensure_ascii` escape of one character that is not printable ASCII, or
-/// is `"` or `\\`, into `buf`; the escape's length.
-fn escape_ascii_json(c: char, buf: &mut [u8; 12]) -> usize {
-    if let Some(e) = u8::try_from(c).ok().and_then(json_short_escape) {
-        buf[..2].copy_from_slice(e.as_bytes());
-        return 2;
-    }
-    let mut units = [0u16; 2];
-    let mut n = 0;
-    for unit in c.encode_utf16(&mut units) {
-        buf[n] = b'\\';
-        buf[n + 1] = b'u';
-        for (k, shift) in [12, 8, 4, 0].into_iter().enumerate() {
-            buf[n + 2 + k] = HEX_LOWER_DIGITS[usize::from((*unit >> shift) & 15)];
-        }
-        n += 6;
-    }
-    n
-}
-
-/// Where a fingerprint document is written: a `String` (to look at it) or the SHA-1
-/// hasher itself (to hash it without holding it: a body's hex is twice its size).
-pub(crate) trait DocumentSink {
-    /// Appends ASCII text.
-    fn put(&mut self, ascii: &str);
-}
-
-impl DocumentSink for String {
-    fn put(&mut self, ascii: &str) {
-        self.push_str(ascii);
-    }
-}
-
-impl DocumentSink for Sha1 {
-    fn put(&mut self, ascii: &str) {
-        self.update(ascii.as_bytes());
-    }
-}
-
 /// Lower-case hex of `bytes` into `out`, 512 digits at a time.
-pub(crate) fn put_hex(out: &mut impl DocumentSink, bytes: &[u8]) {
+pub fn put_hex(out: &mut impl AsciiSink, bytes: &[u8]) {
     if bytes.is_empty() {
         return;
     }
     let mut buf = [0u8; 512];
     for chunk in bytes.chunks(buf.len() / 2) {
         for (i, &b) in chunk.iter().enumerate() {
-            buf[2 * i] = HEX_LOWER_DIGITS[usize::from(b >> 4)];
-            buf[2 * i + 1] = HEX_LOWER_DIGITS[usize::from(b & 15)];
+            buf[2 * i] = HEX_LOWER[usize::from(b >> 4)];
+            buf[2 * i + 1] = HEX_LOWER[usize::from(b & 15)];
         }
         // Hex digits are ASCII.
         if let Ok(text) = std::str::from_utf8(&buf[..chunk.len() * 2]) {
             out.put(text);
         }
     }
-}
-
-/// A JSON string as Python's `json.dumps` writes it (`ensure_ascii=True`) into `out`:
-/// runs that need no escape (found eight bytes at a time) go through as they are,
-/// without a copy.
-fn put_json_str(out: &mut impl DocumentSink, s: &str) {
-    out.put("\"");
-    let bytes = s.as_bytes();
-    let mut run = 0;
-    // Every byte before an escaped one is printable ASCII: `found` starts a character.
-    while let Some(found) = crate::crawl::util::pyjson::next_escape(bytes, run, true) {
-        let Some(c) = s.get(found..).and_then(|t| t.chars().next()) else {
-            break;
-        };
-        out.put(&s[run..found]);
-        let mut buf = [0u8; 12];
-        let n = escape_ascii_json(c, &mut buf);
-        // The escape is ASCII.
-        out.put(std::str::from_utf8(&buf[..n]).unwrap_or_default());
-        run = found + c.len_utf8();
-    }
-    out.put(&s[run..]);
-    out.put("\"");
 }
 
 /// The exact JSON text Scrapy's `fingerprint()` hashes:
@@ -336,7 +246,7 @@ pub fn json_document(
 
 /// Writes [`json_document`]'s text into `out`.
 pub(crate) fn write_document(
-    out: &mut impl DocumentSink,
+    out: &mut impl AsciiSink,
     method: &str,
     canonical_url: &str,
     body: &[u8],
@@ -355,13 +265,13 @@ struct Json<'a> {
 }
 
 impl Json<'_> {
-    fn put(self, out: &mut impl DocumentSink) {
+    fn put(self, out: &mut impl AsciiSink) {
         if self.plain {
             out.put("\"");
             out.put(self.text);
             out.put("\"");
         } else {
-            put_json_str(out, self.text);
+            put_ascii_str(out, self.text);
         }
     }
 }
@@ -393,7 +303,7 @@ const fn concat<const N: usize, const K: usize>(parts: [&str; K]) -> [u8; N] {
 
 /// [`write_document`] with what is known of the method and URL.
 fn write_document_known(
-    out: &mut impl DocumentSink,
+    out: &mut impl AsciiSink,
     method: Json<'_>,
     canonical_url: Json<'_>,
     body: &[u8],

@@ -203,7 +203,7 @@ impl JournalWriter {
     /// the next resume drops as a torn tail.
     pub fn commit(&mut self, seq: u64) -> Result<(), JournalError> {
         let mut payload = Vec::with_capacity(10);
-        super::put_varint(&mut payload, seq);
+        crate::crawl::util::varint::put_varint(&mut payload, seq);
         self.append(Kind::Commit, &payload);
         self.write_out()
     }

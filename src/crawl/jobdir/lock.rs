@@ -18,10 +18,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::io_err;
 use crate::defer::Failure;
 
 /// The directories whose lock this process holds through an open [`DirLock`].
+/// A JOBDIR I/O error naming the path.
+pub(super) fn io_err(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
+    move |e| Failure::msg(format!("JOBDIR {}: {e}", path.display()))
+}
+
 static HELD: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// How long a lock that only a forked child's inherited descriptor can hold is waited

@@ -16,7 +16,10 @@ use std::rc::Rc;
 
 use regex::Regex;
 
+mod link;
 mod unique;
+
+pub use link::Link;
 use unique::UrlSet;
 
 use crate::crawl::http::response::Response;
@@ -33,21 +36,6 @@ pub const IGNORED_EXTENSIONS: &[&str] = &[
     "docb", "docm", "docx", "dotm", "dotx", "odt", "ods", "odg", "odp", "css", "pdf", "exe", "bin",
     "rss", "dmg", "iso", "apk", "jar", "sh", "rb", "js", "hta", "bat", "cpl", "msi", "msp", "py",
 ];
-
-/// An extracted link (Scrapy's `Link`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Link {
-    /// The absolute URL, as Scrapy's `Link.url` holds it (build a request with
-    /// `Request::get(&link.url)` or `Request::get_owned(link.url)`, as Scrapy's `Request(link.url)`).
-    pub url: String,
-    /// The link's text.
-    pub text: String,
-    /// Scrapy's `Link.fragment`: empty from the extractor, as in Scrapy (the URL keeps
-    /// its fragment).
-    pub fragment: String,
-    /// Whether `rel` contains `nofollow`.
-    pub nofollow: bool,
-}
 
 /// Extracts links from HTML responses. Configure with the builder methods; the
 /// defaults are Scrapy's.

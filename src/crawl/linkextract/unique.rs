@@ -1,7 +1,7 @@
 //! `LinkExtractor`'s `unique`: the set of URLs already kept on a page, exact as
 //! Scrapy's `unique_list` (string equality) and linear on any page.
 
-use super::Link;
+use super::link::Link;
 
 /// The URLs of the links kept so far, compared exactly as Scrapy's `unique_list`
 /// compares them (string equality), in linear time whatever the page holds.

@@ -13,3 +13,4 @@ pub mod pyjson;
 pub mod robots;
 pub mod seen;
 pub mod sitemap;
+pub mod varint;

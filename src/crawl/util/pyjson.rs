@@ -142,7 +142,7 @@ fn write(out: &mut String, value: &Value, opts: PyJson, level: usize) {
 /// A JSON string as Python writes it (`ensure_ascii` or not).
 pub fn push_str(out: &mut String, s: &str, ensure_ascii: bool) {
     if ensure_ascii {
-        crate::crawl::http::fingerprint::push_json_str(out, s);
+        put_ascii_str(out, s);
         return;
     }
     out.push('"');
@@ -153,7 +153,7 @@ pub fn push_str(out: &mut String, s: &str, ensure_ascii: bool) {
     while let Some(found) = next_escape(bytes, i, false) {
         let b = bytes[found];
         out.push_str(&s[run..found]);
-        match crate::crawl::http::fingerprint::json_short_escape(b) {
+        match json_short_escape(b) {
             Some(e) => out.push_str(e),
             None => out.push_str(&format!("\\u{b:04x}")),
         }
@@ -162,6 +162,84 @@ pub fn push_str(out: &mut String, s: &str, ensure_ascii: bool) {
     }
     out.push_str(&s[run..]);
     out.push('"');
+}
+
+/// JSON's two-character escape of `b` (`\\"`, `\\\\`, `\\n`, `\\r`, `\\t`, `\\b`, `\\f`), as
+/// Python's `json` writes them; `None` for every other byte.
+fn json_short_escape(b: u8) -> Option<&'static str> {
+    match b {
+        b'"' => Some("\\\""),
+        b'\\' => Some("\\\\"),
+        b'\n' => Some("\\n"),
+        b'\r' => Some("\\r"),
+        b'\t' => Some("\\t"),
+        0x08 => Some("\\b"),
+        0x0c => Some("\\f"),
+        _ => None,
+    }
+}
+
+/// Python's `ensure_ascii` escape of one character that is not printable ASCII, or
+/// is `"` or `\\`, into `buf`; the escape's length.
+fn escape_ascii_json(c: char, buf: &mut [u8; 12]) -> usize {
+    if let Some(e) = u8::try_from(c).ok().and_then(json_short_escape) {
+        buf[..2].copy_from_slice(e.as_bytes());
+        return 2;
+    }
+    let mut units = [0u16; 2];
+    let mut n = 0;
+    for unit in c.encode_utf16(&mut units) {
+        buf[n] = b'\\';
+        buf[n + 1] = b'u';
+        for (k, shift) in [12, 8, 4, 0].into_iter().enumerate() {
+            buf[n + 2 + k] = crate::util::HEX_LOWER[usize::from((*unit >> shift) & 15)];
+        }
+        n += 6;
+    }
+    n
+}
+
+/// Where ASCII JSON text is written: a `String`, or a SHA-1 hasher (a request
+/// fingerprint's document is hashed as it is written, never held: a body's hex is
+/// twice its size).
+pub trait AsciiSink {
+    /// Appends ASCII text.
+    fn put(&mut self, ascii: &str);
+}
+
+impl AsciiSink for String {
+    fn put(&mut self, ascii: &str) {
+        self.push_str(ascii);
+    }
+}
+
+impl AsciiSink for sha1::Sha1 {
+    fn put(&mut self, ascii: &str) {
+        sha1::Digest::update(self, ascii.as_bytes());
+    }
+}
+
+/// A JSON string as Python's `json.dumps` writes it (`ensure_ascii=True`) into `out`:
+/// runs that need no escape (found eight bytes at a time) go through as they are,
+/// without a copy.
+pub fn put_ascii_str(out: &mut impl AsciiSink, s: &str) {
+    out.put("\"");
+    let bytes = s.as_bytes();
+    let mut run = 0;
+    // Every byte before an escaped one is printable ASCII: `found` starts a character.
+    while let Some(found) = next_escape(bytes, run, true) {
+        let Some(c) = s.get(found..).and_then(|t| t.chars().next()) else {
+            break;
+        };
+        out.put(&s[run..found]);
+        let mut buf = [0u8; 12];
+        let n = escape_ascii_json(c, &mut buf);
+        // The escape is ASCII.
+        out.put(std::str::from_utf8(&buf[..n]).unwrap_or_default());
+        run = found + c.len_utf8();
+    }
+    out.put(&s[run..]);
+    out.put("\"");
 }
 
 /// The index of the first byte at or after `from` that JSON escapes (`"`, `\\`, a

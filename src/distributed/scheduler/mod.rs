@@ -223,7 +223,7 @@ impl std::fmt::Debug for RedisScheduler {
 fn sha1_hex(b: &[u8]) -> String {
     let d: [u8; 20] = Sha1::digest(b).into();
     let mut s = String::with_capacity(40);
-    crate::crawl::fingerprint::push_hex(&mut s, &d);
+    crate::util::push_hex(&mut s, &d);
     s
 }
 

@@ -1,274 +1,70 @@
-//! The JOBDIR disk queue ([`JobQueue`]): the scheduler's priority queues with the
-//! requests in the journal and only their offsets (8 bytes each) in memory.
+//! The JOBDIR disk queues: [`DiskQueue`], a LIFO or FIFO queue whose requests live in
+//! the job's journal (an `ENQUEUE` record each, [`crate::crawl::jobdir::records`]) with
+//! only their offsets (8 bytes each) in memory, and [`JobQueue`], the scheduler's disk
+//! queue: the same priority queues as memory ([`PriorityQueue`] or
+//! [`DownloaderAwareQueue`]) over disk queues instead of memory queues.
 //!
-//! It keeps the memory queues' semantics and pop order exactly — one queue per
-//! priority, highest first, non-start requests before start requests at a priority,
-//! LIFO or FIFO inside (`SCHEDULER_MEMORY_QUEUE` / `SCHEDULER_START_MEMORY_QUEUE`), and,
-//! for `DownloaderAwarePriorityQueue`, one such set per download slot with the least
-//! busy slot first and Scrapy's tie-breaking (tests/jobdir_queue.rs compares pop
-//! sequences with the memory queues').
-//!
-//! # The `ENQUEUE` payload
-//!
-//! | bytes | field |
-//! |---|---|
-//! | 1 | flags: bit 0 a fingerprint follows, bit 1 from `start()` |
-//! | 20 | the request fingerprint (Scrapy's, default options), if flagged |
-//! | varint | priority, zigzag |
-//! | varint + n | the download slot |
-//! | rest | the request record (`crawl::record`) |
+//! So the pop order is the memory queues' by construction — one queue per priority,
+//! highest first, non-start requests before start requests at a priority, LIFO or
+//! FIFO inside, and with `DownloaderAwarePriorityQueue` the least busy slot first with
+//! Scrapy's tie-breaking (tests/jobdir_queue.rs checks pop sequences against the
+//! memory queues across close and reopen). A resume puts the journal's pending
+//! requests back by offset ([`RequestQueue::push_stored`]), without reading them.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::fmt;
 use std::rc::Rc;
 
-use super::queues::RequestQueue;
-use super::queues::next_slot;
+use super::pqueues::{DownloaderAwareQueue, PriorityQueue};
+use super::queues::{QueueFactory, QueueKey, RequestQueue};
 use crate::crawl::base::slots::{SlotActivity, slot_key};
 use crate::crawl::http::fingerprint::{FingerprintOptions, fingerprint};
-use crate::crawl::http::request::Request;
-use crate::crawl::http::request::keys;
-use crate::crawl::http::request::record;
+use crate::crawl::http::request::{Request, keys, record};
 use crate::crawl::jobdir::journal::Kind;
-use crate::crawl::jobdir::{Job, PendingEntry, get_str, get_varint, put_str, put_varint};
+use crate::crawl::jobdir::records::{ParsedEnqueue, encode_enqueue};
+use crate::crawl::jobdir::{Job, PendingEntry};
 use crate::defer::Failure;
 
-const HAS_FP: u8 = 1;
-const START: u8 = 2;
-
-/// An `ENQUEUE` payload, parsed.
-#[derive(Debug)]
-pub struct ParsedEnqueue<'a> {
-    /// The fingerprint, unless the request was scheduled with `dont_filter`.
-    pub fingerprint: Option<[u8; 20]>,
-    /// The priority.
-    pub priority: i32,
-    /// Whether it came from `start()`.
-    pub start: bool,
-    /// The download slot.
-    pub slot: &'a str,
-    /// The request record.
-    pub record: &'a [u8],
-}
-
-impl<'a> ParsedEnqueue<'a> {
-    /// Parses a payload; `None` when it is malformed.
-    pub fn parse(p: &'a [u8]) -> Option<Self> {
-        let flags = *p.first()?;
-        let mut pos = 1;
-        let fingerprint = if flags & HAS_FP != 0 {
-            let fp: [u8; 20] = p.get(1..21)?.try_into().ok()?;
-            pos = 21;
-            Some(fp)
-        } else {
-            None
-        };
-        let z = get_varint(p, &mut pos)?;
-        let priority = i32::try_from(((z >> 1) as i64) ^ -((z & 1) as i64)).ok()?;
-        let slot = std::str::from_utf8(get_str(p, &mut pos)?).ok()?;
-        Some(Self {
-            fingerprint,
-            priority,
-            start: flags & START != 0,
-            slot,
-            record: p.get(pos..)?,
-        })
-    }
-}
-
-/// Encodes an `ENQUEUE` payload.
-pub fn encode_enqueue(
-    out: &mut Vec<u8>,
-    request: &Request,
-    fingerprint: Option<[u8; 20]>,
-    slot: &str,
-) {
-    let start = request.meta().get_bool(keys::IS_START_REQUEST);
-    out.push((u8::from(fingerprint.is_some()) * HAS_FP) | (u8::from(start) * START));
-    if let Some(fp) = fingerprint {
-        out.extend_from_slice(&fp);
-    }
-    let p = i64::from(request.priority());
-    put_varint(out, ((p << 1) ^ (p >> 63)) as u64);
-    put_str(out, slot.as_bytes());
-    record::encode_into(request, out);
-}
-
-/// One priority's queues.
-#[derive(Default)]
-struct Level {
-    normal: VecDeque<u64>,
-    start: VecDeque<u64>,
-}
-
-/// The priorities of one slot.
-#[derive(Default)]
-struct Levels {
-    levels: BTreeMap<i32, Level>,
-    len: usize,
-}
-
-impl Levels {
-    fn push(&mut self, priority: i32, start: bool, offset: u64, front: bool) {
-        let level = self.levels.entry(priority).or_default();
-        let q = if start {
-            &mut level.start
-        } else {
-            &mut level.normal
-        };
-        if front {
-            q.push_front(offset);
-        } else {
-            q.push_back(offset);
-        }
-        self.len += 1;
-    }
-
-    fn pop(&mut self, lifo: bool, start_lifo: bool) -> Option<u64> {
-        let (&priority, level) = self.levels.iter_mut().next_back()?;
-        let take = |q: &mut VecDeque<u64>, lifo: bool| {
-            if lifo { q.pop_back() } else { q.pop_front() }
-        };
-        let r = take(&mut level.normal, lifo).or_else(|| take(&mut level.start, start_lifo));
-        if level.normal.is_empty() && level.start.is_empty() {
-            self.levels.remove(&priority);
-        }
-        if r.is_some() {
-            self.len -= 1;
-        }
-        r
-    }
-}
-
-/// The disk queue of a JOBDIR crawl.
-pub struct JobQueue {
+/// One downstream queue of a JOBDIR crawl (one slot, priority and kind): offsets of
+/// `ENQUEUE` records, popped LIFO or FIFO.
+pub struct DiskQueue {
     job: Rc<Job>,
     lifo: bool,
-    start_lifo: bool,
-    /// `None`: `ScrapyPriorityQueue` (one slot); `Some`: downloader-aware.
-    activity: Option<Rc<SlotActivity>>,
-    slots: HashMap<Rc<str>, Levels>,
-    /// The slot the last pop came from (downloader-aware tie-breaking).
-    last_selected: Option<Rc<str>>,
-    len: usize,
-    buf: Vec<u8>,
+    /// The download slot its requests go to (downloader-aware queues), else each
+    /// request's own.
+    slot: Option<Rc<str>>,
+    offsets: VecDeque<u64>,
+    /// The encoding buffer, shared by the queues of one job.
+    buf: Rc<RefCell<Vec<u8>>>,
 }
 
-impl JobQueue {
-    /// An empty queue on `job`: `activity` makes it downloader-aware.
-    pub fn new(
-        job: Rc<Job>,
-        lifo: bool,
-        start_lifo: bool,
-        activity: Option<Rc<SlotActivity>>,
-    ) -> Self {
-        Self {
-            job,
-            lifo,
-            start_lifo,
-            activity,
-            slots: HashMap::new(),
-            last_selected: None,
-            len: 0,
-            buf: Vec::new(),
-        }
-    }
-
-    fn slot_for(&mut self, name: &str) -> &mut Levels {
-        let key: Rc<str> = if self.activity.is_some() {
-            Rc::from(name)
-        } else {
-            Rc::from("")
-        };
-        self.slots.entry(key).or_default()
-    }
-
-    /// Puts back the requests a resume found, in their original order; the ones that
-    /// were in progress when the crawl stopped pop first.
-    pub fn restore(&mut self, pending: &[PendingEntry], slots: &[String]) {
-        let name_of = |e: &PendingEntry| slots.get(e.slot as usize).cloned().unwrap_or_default();
-        for e in pending.iter().filter(|e| !e.leased) {
-            self.slot_for(&name_of(e))
-                .push(e.priority, e.start, e.offset, false);
-            self.len += 1;
-        }
-        // LIFO: pushed last, they pop first; FIFO: pushed at the front, in reverse so
-        // they pop in their original order.
-        let leased: Vec<&PendingEntry> = pending.iter().filter(|e| e.leased).collect();
-        let (lifo, start_lifo) = (self.lifo, self.start_lifo);
-        let is_lifo = |e: &PendingEntry| if e.start { start_lifo } else { lifo };
-        for e in &leased {
-            if is_lifo(e) {
-                self.slot_for(&name_of(e))
-                    .push(e.priority, e.start, e.offset, false);
-                self.len += 1;
-            }
-        }
-        for e in leased.iter().rev() {
-            if !is_lifo(e) {
-                self.slot_for(&name_of(e))
-                    .push(e.priority, e.start, e.offset, true);
-                self.len += 1;
-            }
-        }
-    }
-
-    fn pick_slot(&mut self) -> Option<Rc<str>> {
-        let Some(activity) = &self.activity else {
-            return self.slots.keys().next().cloned();
-        };
-        let name = next_slot(
-            self.slots.keys().map(|k| &**k),
-            activity,
-            self.last_selected.as_deref(),
-        )?;
-        let key = self.slots.get_key_value(name)?.0.clone();
-        self.last_selected = Some(key.clone());
-        Some(key)
-    }
-
-    fn pop_offset(&mut self) -> Option<u64> {
-        let key = self.pick_slot()?;
-        let (lifo, start_lifo) = (self.lifo, self.start_lifo);
-        let levels = self.slots.get_mut(&key)?;
-        let r = levels.pop(lifo, start_lifo);
-        let empty = levels.len == 0;
-        if empty {
-            self.slots.remove(&key);
-        }
-        if r.is_some() {
-            self.len -= 1;
-        }
-        r
-    }
-}
-
-impl RequestQueue for JobQueue {
+impl RequestQueue for DiskQueue {
     fn push(&mut self, mut request: Request) -> Result<(), Failure> {
         request.meta_mut().remove(keys::JOB_ID);
         let fp =
             (!request.dont_filter()).then(|| fingerprint(&request, &FingerprintOptions::default()));
-        let slot = match &self.activity {
-            Some(activity) => activity.slot_key(&request),
-            None => slot_key(&request),
-        };
-        self.buf.clear();
-        encode_enqueue(&mut self.buf, &request, fp, &slot);
-        let offset = self
-            .job
-            .append(Kind::Enqueue, &self.buf)
-            .ok_or_else(|| Failure::msg("the JOBDIR cannot be written"))?;
-        let (priority, start) = (
-            request.priority(),
-            request.meta().get_bool(keys::IS_START_REQUEST),
-        );
-        self.slot_for(&slot).push(priority, start, offset, false);
-        self.len += 1;
+        let offset = {
+            let mut buf = self.buf.borrow_mut();
+            buf.clear();
+            match &self.slot {
+                Some(slot) => encode_enqueue(&mut buf, &request, fp, slot),
+                None => encode_enqueue(&mut buf, &request, fp, &slot_key(&request)),
+            }
+            self.job.append(Kind::Enqueue, &buf)
+        }
+        .ok_or_else(|| Failure::msg("the JOBDIR cannot be written"))?;
+        self.offsets.push_back(offset);
         Ok(())
     }
 
     fn pop(&mut self) -> Result<Option<Request>, Failure> {
-        let Some(offset) = self.pop_offset() else {
+        let offset = if self.lifo {
+            self.offsets.pop_back()
+        } else {
+            self.offsets.pop_front()
+        };
+        let Some(offset) = offset else {
             return Ok(None);
         };
         let (kind, payload) = self
@@ -287,15 +83,140 @@ impl RequestQueue for JobQueue {
     }
 
     fn len(&self) -> usize {
-        self.len
+        self.offsets.len()
+    }
+
+    fn push_stored(
+        &mut self,
+        _key: &QueueKey<'_>,
+        stored: u64,
+        front: bool,
+    ) -> Result<(), Failure> {
+        if front {
+            self.offsets.push_front(stored);
+        } else {
+            self.offsets.push_back(stored);
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for DiskQueue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DiskQueue")
+            .field("lifo", &self.lifo)
+            .field("len", &self.offsets.len())
+            .finish()
+    }
+}
+
+/// The factory of disk queues on `job`: `lifo` for ordinary requests, `start_lifo`
+/// for requests from `start()`.
+pub fn disk_queues(job: Rc<Job>, lifo: bool, start_lifo: bool) -> QueueFactory {
+    let buf = Rc::new(RefCell::new(Vec::new()));
+    Rc::new(move |key: &QueueKey<'_>| {
+        Ok(Box::new(DiskQueue {
+            job: job.clone(),
+            lifo: if key.start { start_lifo } else { lifo },
+            slot: key.slot.map(Rc::from),
+            offsets: VecDeque::new(),
+            buf: buf.clone(),
+        }) as Box<dyn RequestQueue>)
+    })
+}
+
+/// The disk queue of a JOBDIR crawl: a priority queue (downloader-aware when
+/// `activity` is given) over [`DiskQueue`]s.
+pub struct JobQueue {
+    inner: Box<dyn RequestQueue>,
+    aware: bool,
+    lifo: bool,
+    start_lifo: bool,
+}
+
+impl JobQueue {
+    /// An empty queue on `job`: `activity` makes it downloader-aware.
+    pub fn new(
+        job: Rc<Job>,
+        lifo: bool,
+        start_lifo: bool,
+        activity: Option<Rc<SlotActivity>>,
+    ) -> Self {
+        let factory = disk_queues(job, lifo, start_lifo);
+        let aware = activity.is_some();
+        let inner: Box<dyn RequestQueue> = match activity {
+            Some(activity) => Box::new(DownloaderAwareQueue::new(factory, activity)),
+            None => Box::new(PriorityQueue::new(factory, None)),
+        };
+        Self {
+            inner,
+            aware,
+            lifo,
+            start_lifo,
+        }
+    }
+
+    /// Puts back the requests a resume found, in their original order; the ones that
+    /// were in progress when the crawl stopped pop first.
+    ///
+    /// # Errors
+    ///
+    /// Only a queue without a store fails, which a `JobQueue` never is.
+    pub fn restore(&mut self, pending: &[PendingEntry], slots: &[String]) -> Result<(), Failure> {
+        let mut put = |e: &PendingEntry, front: bool| {
+            let slot = slots.get(e.slot as usize).map_or("", String::as_str);
+            let key = QueueKey {
+                slot: self.aware.then_some(slot),
+                priority: e.priority,
+                start: e.start,
+            };
+            self.inner.push_stored(&key, e.offset, front)
+        };
+        for e in pending.iter().filter(|e| !e.leased) {
+            put(e, false)?;
+        }
+        // LIFO: pushed last, they pop first; FIFO: pushed at the front, in reverse so
+        // they pop in their original order.
+        let leased: Vec<&PendingEntry> = pending.iter().filter(|e| e.leased).collect();
+        let (lifo, start_lifo) = (self.lifo, self.start_lifo);
+        let is_lifo = |e: &PendingEntry| if e.start { start_lifo } else { lifo };
+        for e in &leased {
+            if is_lifo(e) {
+                put(e, false)?;
+            }
+        }
+        for e in leased.iter().rev() {
+            if !is_lifo(e) {
+                put(e, true)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl RequestQueue for JobQueue {
+    fn push(&mut self, request: Request) -> Result<(), Failure> {
+        self.inner.push(request)
+    }
+
+    fn pop(&mut self) -> Result<Option<Request>, Failure> {
+        self.inner.pop()
+    }
+
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn close(&mut self) -> Result<(), Failure> {
+        self.inner.close()
     }
 }
 
 impl fmt::Debug for JobQueue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JobQueue")
-            .field("len", &self.len)
-            .field("slots", &self.slots.len())
+            .field("len", &self.inner.len())
+            .field("aware", &self.aware)
             .finish()
     }
 }

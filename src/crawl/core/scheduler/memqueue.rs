@@ -16,12 +16,13 @@
 //! freed as soon as it is consumed (one empty chunk is kept for the next push).
 
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 use crate::crawl::http::request::Request;
 use crate::crawl::http::request::record;
 use crate::defer::Failure;
 
-use super::queues::RequestQueue;
+use super::queues::{QueueFactory, QueueKey, RequestQueue};
 
 /// Bytes of a record's length.
 const LEN: usize = 4;
@@ -210,6 +211,17 @@ impl RequestQueue for MemoryQueue {
     fn len(&self) -> usize {
         self.len
     }
+}
+
+/// The factory of memory queues: `lifo` for ordinary requests, `start_lifo` for
+/// requests from `start()`.
+pub fn memory_queues(lifo: bool, start_lifo: bool) -> QueueFactory {
+    Rc::new(move |key: &QueueKey<'_>| {
+        Ok(
+            Box::new(MemoryQueue::new(if key.start { start_lifo } else { lifo }))
+                as Box<dyn RequestQueue>,
+        )
+    })
 }
 
 #[cfg(test)]

@@ -41,7 +41,8 @@
 
 mod delayed;
 pub mod diskqueue;
-mod memqueue;
+pub mod memqueue;
+pub mod pqueues;
 pub mod queues;
 
 use std::cell::RefCell;
@@ -204,8 +205,7 @@ impl DefaultScheduler {
     ///
     /// # Errors
     ///
-    /// Unknown queue or dupefilter classes, or invalid settings; `JOBDIR` (disk queues
-    /// are not built yet: refusing it beats ignoring it).
+    /// Unknown queue or dupefilter classes, or invalid settings.
     pub fn from_context(ctx: &Rc<CrawlContext>, sctx: SchedulerContext) -> Result<Self, Failure> {
         let s = &ctx.settings;
         let lifo = queues::memory_queue_is_lifo(
@@ -216,9 +216,9 @@ impl DefaultScheduler {
                 .unwrap_or_default(),
         )?;
         let pq = s.get_str("SCHEDULER_PRIORITY_QUEUE")?.unwrap_or_default();
-        let mqs = queues::priority_queue(
+        let mqs = pqueues::priority_queue(
             &pq,
-            queues::memory_queues(lifo, start_lifo),
+            memqueue::memory_queues(lifo, start_lifo),
             sctx.activity.clone(),
         )?;
         let dupefilter = (sctx.dupefilter)()?;
@@ -240,7 +240,7 @@ impl DefaultScheduler {
                     aware,
                 );
                 if let Some(rec) = job.take_recovered() {
-                    q.restore(&rec.pending, &rec.slots);
+                    q.restore(&rec.pending, &rec.slots)?;
                 }
                 Some(Box::new(q) as Box<dyn RequestQueue>)
             }

@@ -39,6 +39,7 @@ use serde_json::{Map, Value};
 use url::Url;
 
 use super::{Meta, Method, Request};
+use crate::crawl::util::varint::{get_varint, put_bytes, put_varint, unzigzag, zigzag};
 use crate::proto::Headers;
 
 /// The format version this build writes (and the only one it reads).
@@ -101,27 +102,6 @@ impl fmt::Display for RecordError {
 }
 
 impl std::error::Error for RecordError {}
-
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    put_varint(out, b.len() as u64);
-    out.extend_from_slice(b);
-}
-
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
-}
 
 /// Appends `request`'s record to `out`.
 pub fn encode_into(request: &Request, out: &mut Vec<u8>) {
@@ -229,15 +209,12 @@ impl<'a> Reader<'a> {
     }
 
     fn varint(&mut self, what: &'static str) -> Result<u64, RecordError> {
-        let mut v: u64 = 0;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte(what)?;
-            v |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(RecordError::BadVarint(what))
+        let start = self.pos;
+        get_varint(self.b, &mut self.pos).ok_or(if self.pos - start == 10 {
+            RecordError::BadVarint(what)
+        } else {
+            RecordError::Truncated(what)
+        })
     }
 
     fn count(&mut self, what: &'static str) -> Result<usize, RecordError> {

@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use super::Reason;
+use super::error::{CanonicalizeError, Reason};
 use super::quote::byte_set;
 
 const USES_RELATIVE: &[&str] = &[
@@ -246,7 +246,7 @@ static SPLIT_SPECIAL: [bool; 256] = byte_set(b"[]/?#", true, false);
 /// # Errors
 ///
 /// `ValueError: Invalid IPv6 URL` for an authority with unbalanced brackets.
-pub fn urljoin(base: &str, url: &str) -> Result<String, Reason> {
+pub(super) fn urljoin_reason(base: &str, url: &str) -> Result<String, Reason> {
     Joiner::new(base).join(url).map(Cow::into_owned)
 }
 
@@ -531,6 +531,14 @@ fn join_general<'u>(b: &Parsed<'_>, url: &'u str) -> Result<Cow<'u, str>, Reason
         joined.push('/');
     }
     Ok(Cow::Owned(urlunparse(&u, &joined)))
+}
+
+/// CPython's `urllib.parse.urljoin`, with its error as a Python exception text.
+pub fn urljoin(base: &str, url: &str) -> Result<String, CanonicalizeError> {
+    urljoin_reason(base, url).map_err(|reason| CanonicalizeError {
+        url: url.to_owned(),
+        reason: reason.to_owned(),
+    })
 }
 
 #[cfg(test)]

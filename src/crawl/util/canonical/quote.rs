@@ -206,3 +206,16 @@ pub(super) fn quote_plus_into(out: &mut Vec<u8>, data: impl Iterator<Item = u8>)
 // ---------------------------------------------------------------------------
 // Scheme sets (urllib.parse of CPython 3.11 and w3lib)
 // ---------------------------------------------------------------------------
+
+/// w3lib's `to_unicode(bytes, "utf-8", errors="percentencode")`: UTF-8, with each
+/// byte of an invalid sequence written as `%XX` (how Scrapy reads a `Location` header).
+pub fn decode_utf8_percentencode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

@@ -6,9 +6,10 @@
 
 use std::borrow::Cow;
 
+use super::error::{CanonicalizeError, Reason};
+use super::netloc::write_netloc;
 use super::quote::{PATH_SAFEST, byte_set, quote_into, quote_plus_into, safe_table};
 use super::split::{is_special, lower, split_rest, split_scheme, strip};
-use super::{CanonicalizeError, Reason, write_netloc};
 
 /// w3lib `_SPECIAL_QUERY_SAFEST_CHARS`: the path set less `'`.
 static SPECIAL_QUERY_SAFEST: [bool; 256] = safe_table(b"!$%&()*+,/:;=?@");
@@ -647,7 +648,7 @@ mod tests {
     type Answer = (Option<Vec<u8>>, bool, [Option<String>; 2]);
 
     fn fast(url: &str, keep_fragments: bool) -> Option<String> {
-        super::super::fast_path(url, true, keep_fragments).map(|c| c.into_owned())
+        super::super::canonicalize::fast_path(url, true, keep_fragments).map(|c| c.into_owned())
     }
 
     /// [`Answer`] for `url` with the origin the thread knows (the fast path first:

@@ -4,8 +4,8 @@ use std::borrow::Cow;
 
 use unicode_normalization::UnicodeNormalization;
 
+use super::error::{INVALID_IPV6, Reason};
 use super::ip::{IpAddr, ip_address};
-use super::{INVALID_IPV6, Reason};
 
 /// w3lib `_SPECIAL_SCHEMES`.
 pub(super) fn is_special(scheme: &str) -> bool {

@@ -1,9 +1,12 @@
 //! The canonicalisation and fingerprint vectors recorded from w3lib and Scrapy.
 
+use super::canonicalize::{canonicalize, fast_path};
 use super::*;
 use crate::crawl::http::fingerprint::{
-    digest as fingerprint_bytes, json_document as fingerprint_json, push_hex, push_json_str,
+    digest as fingerprint_bytes, json_document as fingerprint_json,
 };
+use crate::crawl::util::pyjson::push_str;
+use crate::util::push_hex;
 use serde_json::Value;
 
 const CANON_VECTORS: &str = concat!(
@@ -146,7 +149,7 @@ fn fingerprint_json_sorts_and_dedups_headers() {
 #[test]
 fn json_escapes_like_python() {
     let mut s = String::new();
-    push_json_str(&mut s, "a\"\\\n\u{7f}é😀");
+    push_str(&mut s, "a\"\\\n\u{7f}é😀", true);
     assert_eq!(s, r#""a\"\\\n\u007f\u00e9\ud83d\ude00""#);
 }
 
