@@ -7,17 +7,23 @@
 //! ## Layers, bottom up
 //!
 //! ```text
-//! reactor   mio loop, Clock + timers (call_later), I/O dispatch by Token, thread waker
-//! defer     Deferred<T>, Failure, DeferredList          task  LoopingCall, CallLaterOnce
-//! net       Protocol / Transport (TCP, TLS)             (sans-IO codecs: HTTP/1.1, RESP)
-//! clients   HTTP client with pooling, Redis client
-//! crawl     engine, scheduler, downloader, scraper, middlewares, extensions, JOBDIR
-//! distributed  shared queue with leases, dupefilter, pipeline, stats, Redis-fed spider
-//! cli       the `trawl` command
+//! util         leaf helpers every layer may use (Fx hashing, buffer pools, base64, hex)
+//! reactor      mio loop, Clock + timers (call_later), I/O dispatch by Token, thread calls
+//! defer, task  Deferred<T>, Failure, DeferredList; LoopingCall, CallLaterOnce
+//! proto        sans-IO codecs: HTTP/1.1, RESP, content decoding (beside the reactor, not on it)
+//! net          Protocol / Transport, TCP, TLS, DNS, the connector
+//! client       the HTTP client with pooling, the Redis client
+//! html         the HTML parser, CSS selectors, XPath (independent of the I/O layers)
+//! crawl        Scrapy's engine, scheduler, downloader, scraper, middlewares,
+//!              extensions, spiders, JOBDIR (crawl/mod.rs has its rooms)
+//! distributed  the shared queue with leases, dupefilter, pipeline, stats, Redis-fed spider
+//! testing      test doubles, the fixture site and server
+//! cli          the `trawl` command
 //! ```
 //!
-//! A lower layer never imports a higher one (`tests/layering.rs` enforces it).
-//! `DESIGN.md` describes each layer, the data flow of one request and the Deferred chain.
+//! A lower layer never imports a higher one, and no files import each other in a
+//! circle (`tests/layering.rs` enforces both, with the same table). `DESIGN.md`
+//! describes each layer, the data flow of one request and the Deferred chain.
 //!
 //! ## Test doubles
 //!

@@ -1,13 +1,14 @@
 //! The subcommands.
 
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use url::Url;
 
-use super::{
-    Args, CliError, HELP, apply_common, init_logging, peak_rss, progress_wanted, run_crawl,
+use super::args::Args;
+use super::fetch::fetch_response;
+use super::run::{
+    CliError, SHUTDOWN, apply_common, exit_code, log_level_setting, logging, progress_wanted,
+    run_crawl, spawn_signal_thread,
 };
 use crate::crawl::request::Method;
 use crate::crawl::{
@@ -18,6 +19,38 @@ use crate::defer::Failure;
 use crate::reactor::Reactor;
 use crate::testing::spiders::FixtureSpider;
 use crate::testing::{FixtureOptions, FixtureServer};
+use crate::util::peak_rss;
+
+/// The top-level help.
+pub const HELP: &str = "\
+trawl — Scrapy's engine on a single-threaded reactor
+
+Usage: trawl <command> [options]
+
+Commands:
+  bench     crawl an in-process fixture site at full speed and report pages/min
+  crawl     follow links from URLs and write one record per page
+  fetch     download one URL through the middlewares and print it
+  shell     download a page and try CSS / XPath expressions on it
+  new       make a project of your own (a Cargo crate with a spider; then
+            `cargo run -- crawl NAME`, `list`, `parse`, `check`)
+  serve     run the fixture site server in the foreground
+  version   print the version
+
+Common options (crawl, fetch, bench):
+  -s NAME=VALUE        set a setting (repeatable)
+  -o FILE / -O FILE    append / overwrite a feed (format from the extension, or FILE:FORMAT)
+  -L LEVEL, --loglevel LEVEL   DEBUG, INFO, WARNING, ERROR, CRITICAL (default INFO;
+                       fetch: CRITICAL, so a failure is the one error line)
+  --logfile FILE       write the log there instead of stderr
+  --progress           a live progress line on a terminal
+  --metrics ADDR       serve the crawl's stats: Prometheus at /metrics, a live status
+                       page at / (ADDR: a port on 127.0.0.1, or HOST:PORT written out)
+  --metrics-token T    require `Authorization: Bearer T` (or ?token=T) from readers
+  -h, --help           help for a command
+
+Ctrl+C once: finish in-flight requests, close the feeds, dump the stats. Twice: stop now.
+";
 
 const BENCH_HELP: &str = "\
 Usage: trawl bench [--pages N] [--time SECS | --count PAGES] [-s NAME=VALUE]... [-o FILE]
@@ -130,23 +163,6 @@ fn no_positional(args: &Args) -> Result<(), CliError> {
             args.command
         ))),
         None => Ok(()),
-    }
-}
-
-pub(super) fn logging(args: &Args, default: &str) -> Result<(), CliError> {
-    init_logging(
-        args.value("loglevel").unwrap_or(default),
-        args.value("logfile"),
-    )
-}
-
-/// The command's log level as a setting: `-L` at command-line priority, the command's
-/// default at command priority (so a spider's `custom_settings` or `-s LOG_LEVEL=`
-/// overrides the default, as in Scrapy).
-pub(super) fn log_level_setting(args: &Args, default: &str, settings: &mut Settings) {
-    match args.value("loglevel") {
-        Some(level) => settings.set("LOG_LEVEL", level, Priority::Cmdline),
-        None => settings.set("LOG_LEVEL", default, Priority::Command),
     }
 }
 
@@ -360,34 +376,10 @@ fn crawl(args: &Args) -> Result<i32, CliError> {
     let mut registry = Registry::with_builtins();
     crate::distributed::register(&mut registry);
     let crawler = run_crawl(spider, settings, registry, progress_wanted(args))?;
-    Ok(super::exit_code(&crawler))
+    Ok(exit_code(&crawler))
 }
 
 // ---------------------------------------------------------------- fetch
-
-type FetchResult = Rc<RefCell<Option<Result<Response, String>>>>;
-
-struct Fetch {
-    request: Option<Request>,
-    result: FetchResult,
-}
-
-impl Spider for Fetch {
-    fn name(&self) -> &str {
-        "fetch"
-    }
-    fn start(&mut self) -> crate::crawl::Outputs {
-        crate::crawl::outputs(self.request.take().map(Output::Request))
-    }
-    fn callback(&mut self, _name: &str, response: &Response) -> CallbackResult {
-        *self.result.borrow_mut() = Some(Ok(response.clone()));
-        Ok(Vec::new())
-    }
-    fn errback(&mut self, _name: &str, failure: &Failure, _request: &Request) -> CallbackResult {
-        *self.result.borrow_mut() = Some(Err(failure.to_string()));
-        Ok(Vec::new())
-    }
-}
 
 fn fetch(args: &Args) -> Result<i32, CliError> {
     let url = match args.positional.as_slice() {
@@ -487,29 +479,6 @@ fn fetch(args: &Args) -> Result<i32, CliError> {
     }
 }
 
-/// Downloads one request through the middlewares as `scrapy fetch` does outside a
-/// project (robots.txt not obeyed, no stats dump): the response, the failure, or
-/// `None` when a filter dropped the request.
-pub(super) fn fetch_response(
-    args: &Args,
-    request: Request,
-    default_level: &str,
-) -> Result<Option<Result<Response, String>>, CliError> {
-    let mut settings = Settings::new();
-    settings.set("ROBOTSTXT_OBEY", false, Priority::Command);
-    settings.set("STATS_DUMP", false, Priority::Command);
-    log_level_setting(args, default_level, &mut settings);
-    apply_common(args, &mut settings)?;
-    let result: FetchResult = Rc::default();
-    let spider = Fetch {
-        request: Some(request),
-        result: result.clone(),
-    };
-    run_crawl(Box::new(spider), settings, Registry::with_builtins(), false)?;
-    let outcome = result.borrow_mut().take();
-    Ok(outcome)
-}
-
 // ---------------------------------------------------------------- serve
 
 fn serve(args: &Args) -> Result<i32, CliError> {
@@ -533,13 +502,13 @@ fn serve(args: &Args) -> Result<i32, CliError> {
         served.local_addr()
     );
     let h = handle.clone();
-    super::SHUTDOWN.with(|s| {
+    SHUTDOWN.with(|s| {
         *s.borrow_mut() = Some(Box::new(move || {
             log::info!("Received SIGINT, stopping the server");
             h.stop();
         }));
     });
-    super::spawn_signal_thread(&reactor);
+    spawn_signal_thread(&reactor);
     let r = reactor.run();
     served.close();
     r.map_err(|e| CliError::Failed(e.to_string()))?;

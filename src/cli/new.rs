@@ -7,7 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Args, CliError};
+use super::args::Args;
+use super::run::CliError;
 
 /// `trawl new --help`.
 pub(super) const HELP: &str = "\

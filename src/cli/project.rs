@@ -33,8 +33,11 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::commands::{log_level_setting, logging};
-use super::{Args, CliError, apply_common, progress_wanted, run_crawl};
+use super::args::Args;
+use super::run::{
+    CliError, apply_common, exit_code, log_level_setting, logging, one_line, progress_wanted,
+    run_crawl,
+};
 use crate::crawl::{
     CallbackResult, Contract, Output, Outputs, Priority, Registry, Request, Response, Settings,
     Spider,
@@ -196,11 +199,11 @@ impl Project {
         match result {
             Ok(code) => code,
             Err(CliError::Usage(e)) => {
-                eprintln!("{}: error: {} (see --help)", self.name, super::one_line(&e));
+                eprintln!("{}: error: {} (see --help)", self.name, one_line(&e));
                 2
             }
             Err(CliError::Failed(msg)) => {
-                eprintln!("{}: {}", self.name, super::one_line(&msg));
+                eprintln!("{}: {}", self.name, one_line(&msg));
                 1
             }
         }
@@ -261,7 +264,7 @@ impl Project {
         let spider = self.build(name, &SpiderArgs::parse(args)?)?;
         let settings = self.settings(args, "INFO")?;
         let crawler = run_crawl(spider, settings, self.registry(), progress_wanted(args))?;
-        Ok(super::exit_code(&crawler))
+        Ok(exit_code(&crawler))
     }
 
     /// Downloads `url` through the project's settings and middlewares, and runs

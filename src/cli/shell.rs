@@ -11,8 +11,9 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use super::commands::{fetch_response, logging};
-use super::{Args, CliError};
+use super::args::Args;
+use super::fetch::fetch_response;
+use super::run::{CliError, logging, one_line};
 use crate::crawl::{Request, Response, Selection};
 
 /// `trawl shell --help`.
@@ -103,7 +104,7 @@ fn answer<'r>(
                         writeln!(out, "[{i}] {s}")?;
                     }
                 }
-                Err(e) => writeln!(out, "error: {}", super::one_line(&e.to_string()))?,
+                Err(e) => writeln!(out, "error: {}", one_line(&e.to_string()))?,
             }
             return Ok(last);
         }
@@ -117,7 +118,7 @@ fn answer<'r>(
             Ok(Some(sel))
         }
         Err(e) => {
-            writeln!(out, "error: {}", super::one_line(&e))?;
+            writeln!(out, "error: {}", one_line(&e))?;
             Ok(last)
         }
     }
@@ -257,6 +258,6 @@ mod tests {
     fn selector_error(q: &str) -> String {
         crate::html::Selector::parse(q)
             .map(|_| String::new())
-            .unwrap_or_else(|e| super::super::one_line(&e.to_string()))
+            .unwrap_or_else(|e| one_line(&e.to_string()))
     }
 }

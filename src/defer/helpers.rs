@@ -1,51 +1,13 @@
 //! The helpers around [`Deferred`]: ready-made Deferreds (`succeed`, `fail`,
-//! `maybe_deferred`), `add_timeout`, and the report of unhandled failures.
+//! `maybe_deferred`) and `add_timeout`.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 
-use super::{CancelledError, Deferred, Failure, IntoStep, Step, TimeoutError};
+use super::deferred::{Deferred, IntoStep, Step};
+use super::failure::{CancelledError, Failure, TimeoutError};
 use crate::reactor::Clock;
-
-thread_local! {
-    /// Failures collected by [`capture_unhandled`] instead of only being logged.
-    static CAPTURED: RefCell<Option<Vec<Failure>>> = const { RefCell::new(None) };
-}
-
-/// Reports a failure nothing handled (Twisted's "Unhandled error in Deferred").
-pub(crate) fn report_unhandled(failure: &Failure, context: &str) {
-    log::error!(
-        "Unhandled error in Deferred{context}:\n{}",
-        failure.describe()
-    );
-    CAPTURED.with(|c| {
-        if let Some(list) = c.borrow_mut().as_mut() {
-            list.push(failure.clone());
-        }
-    });
-}
-
-/// Runs `f` and returns its value with every failure reported as unhandled meanwhile on
-/// this thread (they are still logged). For tests: a failure must never vanish.
-///
-/// # Examples
-///
-/// ```
-/// use trawl::defer::{Deferred, Failure, capture_unhandled};
-///
-/// let ((), unhandled) = capture_unhandled(|| {
-///     let d: Deferred<i32> = Deferred::new();
-///     d.errback(Failure::msg("nobody listens")).unwrap();
-/// }); // d is dropped holding its failure
-/// assert_eq!(unhandled.len(), 1);
-/// ```
-pub fn capture_unhandled<R>(f: impl FnOnce() -> R) -> (R, Vec<Failure>) {
-    let previous = CAPTURED.with(|c| c.borrow_mut().replace(Vec::new()));
-    let value = f();
-    let captured = CAPTURED.with(|c| std::mem::replace(&mut *c.borrow_mut(), previous));
-    (value, captured.unwrap_or_default())
-}
 
 impl<T: 'static> Deferred<T> {
     /// Cancels the Deferred with [`TimeoutError`] unless it fires within `seconds` on
@@ -84,20 +46,6 @@ impl<T: 'static> Deferred<T> {
             }
             r
         })
-    }
-
-    /// A copy of the result the chain holds, without consuming it (Twisted's
-    /// `d.result`, for tests and debugging). `None` while pending, paused, running or
-    /// once consumed.
-    pub fn result(&self) -> Option<Result<T, Failure>>
-    where
-        T: Clone,
-    {
-        let s = self.inner.borrow();
-        if s.running || s.waiting {
-            return None;
-        }
-        s.result.clone()
     }
 }
 

@@ -11,7 +11,8 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::{Deferred, Failure, FirstError, Next};
+use super::deferred::{Deferred, Next};
+use super::failure::{Failure, FirstError};
 
 /// What a [`DeferredList`] fires with.
 #[derive(Debug)]

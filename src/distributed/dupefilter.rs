@@ -22,7 +22,9 @@ use std::rc::Rc;
 
 use sha1::{Digest, Sha1};
 
-use super::{SCHEDULER_DUPEFILTER_KEY, SharedRedis, format_key, setting_str, shared_client};
+use super::shared::{
+    SCHEDULER_DUPEFILTER_KEY, SharedRedis, format_key, setting_str, shared_client,
+};
 use crate::crawl::context::CrawlContext;
 use crate::crawl::dupefilter::{BloomFilter, DupeFilter, Seen};
 use crate::crawl::fingerprint::{canonical_url, put_hex};

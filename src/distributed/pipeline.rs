@@ -8,7 +8,7 @@
 use std::rc::Rc;
 
 use super::codec::python_json;
-use super::{REDIS_ITEMS_KEY, SharedRedis, format_key, setting_str, shared_client};
+use super::shared::{REDIS_ITEMS_KEY, SharedRedis, format_key, setting_str, shared_client};
 use crate::client::redis::Value;
 use crate::crawl::context::CrawlContext;
 use crate::crawl::item::Item;

@@ -23,7 +23,7 @@ use std::rc::{Rc, Weak};
 
 use serde_json::Value as Json;
 
-use super::{REDIS_START_URLS_KEY, SharedRedis, format_key, setting_str, shared_client};
+use super::shared::{REDIS_START_URLS_KEY, SharedRedis, format_key, setting_str, shared_client};
 use crate::client::redis::Value;
 use crate::crawl::context::CrawlContext;
 use crate::crawl::errors::DontCloseSpider;
@@ -367,7 +367,7 @@ impl RedisSpider {
             0.0
         };
         let queue_key = format_key(
-            &setting_str(s, "SCHEDULER_QUEUE_KEY", super::SCHEDULER_QUEUE_KEY)?,
+            &setting_str(s, "SCHEDULER_QUEUE_KEY", super::shared::SCHEDULER_QUEUE_KEY)?,
             self.inner.name(),
         );
         let shared = shared_client(ctx)?;

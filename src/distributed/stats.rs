@@ -16,7 +16,7 @@ use std::rc::{Rc, Weak};
 
 use serde_json::Value;
 
-use super::{STATS_KEY, SharedRedis, format_key, new_shared, setting_str};
+use super::shared::{STATS_KEY, SharedRedis, format_key, new_shared, setting_str};
 use crate::crawl::crawler::StatsSetup;
 use crate::crawl::errors::NotConfigured;
 use crate::crawl::stats::{MemoryStatsCollector, StatsCollector};
@@ -90,7 +90,7 @@ impl RedisStatsCollector {
             &setting_str(
                 setup.settings,
                 "SCHEDULER_QUEUE_KEY",
-                super::SCHEDULER_QUEUE_KEY,
+                super::shared::SCHEDULER_QUEUE_KEY,
             )?,
             setup.spider_name,
         );

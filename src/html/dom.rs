@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use super::name::name_key;
+
 /// No node.
 pub(crate) const NONE: u32 = u32::MAX;
 
@@ -52,37 +54,6 @@ pub(crate) struct Attr {
     pub(crate) value: Span,
 }
 
-/// A name as a `u64`: the bytes themselves when they fit (exact), else an FNV hash with
-/// the top bit set. Tag and attribute comparisons on hot paths compare these.
-pub const fn name_key(name: &str) -> u64 {
-    let b = name.as_bytes();
-    let n = b.len();
-    // Up to 8 bytes: the little-endian number of the bytes, read as two overlapping
-    // words (the bytes both words cover land on the same place in each: the OR
-    // keeps them), not byte by byte — every tag and attribute name passes here.
-    if n >= 4 && n <= 8 {
-        let lo = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
-        let hi = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]) as u64;
-        lo | hi << (8 * (n - 4))
-    } else if n >= 2 && n < 4 {
-        let lo = u16::from_le_bytes([b[0], b[1]]) as u64;
-        let hi = u16::from_le_bytes([b[n - 2], b[n - 1]]) as u64;
-        lo | hi << (8 * (n - 2))
-    } else if n == 1 {
-        b[0] as u64
-    } else if n == 0 {
-        0
-    } else {
-        let mut h = 0xcbf2_9ce4_8422_2325u64;
-        let mut i = 0;
-        while i < b.len() {
-            h = (h ^ b[i] as u64).wrapping_mul(0x0100_0000_01b3);
-            i += 1;
-        }
-        h | 1 << 63
-    }
-}
-
 /// A parsed HTML document.
 #[derive(Clone, Default)]
 pub struct Document {
@@ -91,39 +62,7 @@ pub struct Document {
     pub(crate) buf: String,
 }
 
-impl Drop for Document {
-    fn drop(&mut self) {
-        super::parse::recycle(
-            std::mem::take(&mut self.nodes),
-            std::mem::take(&mut self.attrs),
-            std::mem::take(&mut self.buf),
-        );
-    }
-}
-
 impl Document {
-    /// Parses an HTML document.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use trawl::html::{Document, Selector};
-    ///
-    /// let doc = Document::parse("<div class=q><span>One</span></div><div class=q>Two</div>");
-    /// let sel = Selector::parse("div.q").unwrap();
-    /// let texts: Vec<String> = doc.select(&sel).iter().map(|e| e.text_content()).collect();
-    /// assert_eq!(texts, ["One", "Two"]);
-    /// ```
-    pub fn parse(html: &str) -> Self {
-        super::parse::parse(html).0
-    }
-
-    /// Parses, and says what the repair did (elements, depth-limited start tags,
-    /// dropped attributes, and the builder's work, linear in the input).
-    pub fn parse_with_stats(html: &str) -> (Self, super::ParseStats) {
-        super::parse::parse(html)
-    }
-
     /// Heap bytes the document holds (its node, attribute and text arrays' capacities):
     /// what keeping it costs, whatever the page's size.
     pub fn heap_size(&self) -> usize {
@@ -164,21 +103,6 @@ impl Document {
     /// Every element, in document order.
     pub fn elements(&self) -> impl Iterator<Item = ElementRef<'_>> + '_ {
         (1..self.nodes.len() as u32).filter_map(move |id| ElementRef::new(self, id))
-    }
-
-    /// Every element matching `selector`, in document order.
-    pub fn select(&self, selector: &super::Selector) -> Vec<ElementRef<'_>> {
-        let mut out = Vec::new();
-        let mut cache = super::select::MatchCache::default();
-        for id in 1..self.nodes.len() as u32 {
-            if let Some(e) = ElementRef::new(self, id)
-                && selector.may_match(&e)
-                && selector.matches_with(&e, &mut cache)
-            {
-                out.push(e);
-            }
-        }
-        out
     }
 }
 
@@ -352,36 +276,6 @@ impl<'a> ElementRef<'a> {
         self.texts().collect()
     }
 
-    /// Descendant elements matching `selector`, in document order.
-    pub fn select(&self, selector: &super::Selector) -> Vec<ElementRef<'a>> {
-        let mut out = Vec::new();
-        self.select_into(selector, &mut out);
-        out
-    }
-
-    /// [`select`](Self::select), appending to `out`.
-    pub fn select_into(&self, selector: &super::Selector, out: &mut Vec<ElementRef<'a>>) {
-        self.select_each(selector, |e| out.push(e));
-    }
-
-    /// [`select`](Self::select), handing each match to `found` in document order.
-    pub fn select_each(&self, selector: &super::Selector, mut found: impl FnMut(ElementRef<'a>)) {
-        let mut cache = super::select::MatchCache::default();
-        for id in self.id + 1..self.node().end {
-            if let Some(e) = ElementRef::new(self.doc, id)
-                && selector.may_match(&e)
-                && selector.matches_with(&e, &mut cache)
-            {
-                found(e);
-            }
-        }
-    }
-
-    /// Whether this element matches `selector`.
-    pub fn matches(&self, selector: &super::Selector) -> bool {
-        selector.matches_with(self, &mut super::select::MatchCache::default())
-    }
-
     /// The element serialized as HTML (outer HTML).
     pub fn html(&self) -> String {
         let mut out = String::new();
@@ -452,37 +346,5 @@ impl fmt::Debug for ElementRef<'_> {
             write!(f, " {k}={v:?}")?;
         }
         write!(f, ">")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::name_key;
-
-    /// The key of a short name is its bytes as a little-endian number: the word reads
-    /// agree with a byte-by-byte build at every length and for every byte value.
-    #[test]
-    fn short_name_keys_are_the_bytes_themselves() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        for len in 0..=8usize {
-            for _ in 0..200 {
-                let name: String = (0..len)
-                    .map(|_| {
-                        seed ^= seed << 13;
-                        seed ^= seed >> 7;
-                        seed ^= seed << 17;
-                        char::from(b' ' + (seed % 95) as u8)
-                    })
-                    .collect();
-                let by_bytes = name
-                    .bytes()
-                    .enumerate()
-                    .fold(0u64, |k, (i, b)| k | u64::from(b) << (8 * i));
-                assert_eq!(name_key(&name), by_bytes, "{name:?}");
-            }
-        }
-        // Longer names are hashes with the top bit set.
-        assert_ne!(name_key("blockquote") & 1 << 63, 0);
-        assert_ne!(name_key("blockquote"), name_key("blockquotf"));
     }
 }

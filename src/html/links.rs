@@ -203,7 +203,7 @@ pub fn scan_links(
         .iter()
         .map(|t| {
             let t = t.to_ascii_lowercase();
-            (super::name_key(&t), t)
+            (super::name::name_key(&t), t)
         })
         .collect();
     let attrs: Vec<String> = attrs.iter().map(|a| a.to_ascii_lowercase()).collect();

@@ -34,6 +34,7 @@
 mod dom;
 mod entities;
 mod links;
+mod name;
 mod parse;
 mod rules;
 mod select;
@@ -41,9 +42,10 @@ mod tokenizer;
 mod tree;
 mod xpath;
 
-pub use dom::{Child, Document, ElementRef, Node, NodeId, name_key};
+pub use dom::{Child, Document, ElementRef, Node, NodeId};
 pub use entities::{LONGEST_NAME, decode_entities};
 pub use links::{RawLink, TextBudget, rel_has_nofollow, scan_links};
+pub use name::name_key;
 pub use select::{Selector, SelectorError};
 pub use tokenizer::MAX_ATTRIBUTES;
 pub use tree::{MAX_DEPTH, ParseStats};

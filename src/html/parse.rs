@@ -209,7 +209,7 @@ impl TreeSink for DomSink {
         let name_span = self.push_name(name, k);
         let first = self.doc.attrs.len();
         for (name, raw_value, valued, refs) in attrs.iter_valued() {
-            let nk = super::dom::name_key(&name);
+            let nk = super::name::name_key(&name);
             if self.duplicate(first, &name, nk) {
                 continue;
             }
@@ -343,6 +343,39 @@ fn shrink<T>(v: &mut Vec<T>) {
     let size = std::mem::size_of::<T>();
     if worth_shrinking((v.capacity() - v.len()) * size, v.capacity() * size) {
         v.shrink_to_fit();
+    }
+}
+
+impl Drop for Document {
+    fn drop(&mut self) {
+        recycle(
+            std::mem::take(&mut self.nodes),
+            std::mem::take(&mut self.attrs),
+            std::mem::take(&mut self.buf),
+        );
+    }
+}
+
+impl Document {
+    /// Parses an HTML document.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use trawl::html::{Document, Selector};
+    ///
+    /// let doc = Document::parse("<div class=q><span>One</span></div><div class=q>Two</div>");
+    /// let sel = Selector::parse("div.q").unwrap();
+    /// let texts: Vec<String> = doc.select(&sel).iter().map(|e| e.text_content()).collect();
+    /// assert_eq!(texts, ["One", "Two"]);
+    /// ```
+    pub fn parse(html: &str) -> Self {
+        parse(html).0
+    }
+    /// Parses, and says what the repair did (elements, depth-limited start tags,
+    /// dropped attributes, and the builder's work, linear in the input).
+    pub fn parse_with_stats(html: &str) -> (Self, ParseStats) {
+        parse(html)
     }
 }
 

@@ -4,7 +4,7 @@
 //! [`name_key`](super::name_key) (every name in these tables is short, so its key is
 //! exact).
 
-use super::dom::name_key as key;
+use super::name::name_key as key;
 
 pub(super) const NO_CLASS: u8 = u8::MAX;
 /// End priorities of the classes (libxml2's `htmlEndPriority`); everything else is 100.

@@ -11,7 +11,7 @@ use selectors::matching::{self, MatchingContext, MatchingMode, SelectorCaches};
 use selectors::parser::{self, ParseRelative, SelectorList, SelectorParseErrorKind};
 use selectors::{Element, OpaqueElement};
 
-use super::dom::{ElementRef, Kind, NONE};
+use super::dom::{Document, ElementRef, Kind, NONE};
 
 /// Names in selectors: the text and its [`name_key`](super::name_key).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -19,7 +19,7 @@ pub struct CssName(String, u64);
 
 impl<'a> From<&'a str> for CssName {
     fn from(s: &'a str) -> Self {
-        Self(s.to_owned(), super::dom::name_key(s))
+        Self(s.to_owned(), super::name::name_key(s))
     }
 }
 
@@ -447,6 +447,52 @@ impl Element for ElementRef<'_> {
 
     fn add_element_unique_hashes(&self, _filter: &mut BloomFilter) -> bool {
         false
+    }
+}
+
+impl Document {
+    /// Every element matching `selector`, in document order.
+    pub fn select(&self, selector: &Selector) -> Vec<ElementRef<'_>> {
+        let mut out = Vec::new();
+        let mut cache = MatchCache::default();
+        for id in 1..self.nodes.len() as u32 {
+            if let Some(e) = ElementRef::new(self, id)
+                && selector.may_match(&e)
+                && selector.matches_with(&e, &mut cache)
+            {
+                out.push(e);
+            }
+        }
+        out
+    }
+}
+
+impl<'a> ElementRef<'a> {
+    /// Descendant elements matching `selector`, in document order.
+    pub fn select(&self, selector: &Selector) -> Vec<ElementRef<'a>> {
+        let mut out = Vec::new();
+        self.select_into(selector, &mut out);
+        out
+    }
+    /// [`select`](Self::select), appending to `out`.
+    pub fn select_into(&self, selector: &Selector, out: &mut Vec<ElementRef<'a>>) {
+        self.select_each(selector, |e| out.push(e));
+    }
+    /// [`select`](Self::select), handing each match to `found` in document order.
+    pub fn select_each(&self, selector: &Selector, mut found: impl FnMut(ElementRef<'a>)) {
+        let mut cache = MatchCache::default();
+        for id in self.id + 1..self.node().end {
+            if let Some(e) = ElementRef::new(self.doc, id)
+                && selector.may_match(&e)
+                && selector.matches_with(&e, &mut cache)
+            {
+                found(e);
+            }
+        }
+    }
+    /// Whether this element matches `selector`.
+    pub fn matches(&self, selector: &Selector) -> bool {
+        selector.matches_with(self, &mut MatchCache::default())
     }
 }
 

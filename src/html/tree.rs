@@ -35,7 +35,7 @@
 //! element, never touches it), the nearest higher-priority element from one stack of
 //! positions per priority class, and every element is pushed and popped once.
 
-use super::dom::name_key as key;
+use super::name::name_key as key;
 use super::rules::{
     CLASS_PRIORITY, K_BODY, K_HEAD, K_HTML, class_of, closed_by, is_void_key, priority,
 };

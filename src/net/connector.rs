@@ -14,8 +14,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use super::dns::{Resolver, ResolverConfig};
+use super::protocol::{Protocol, Transport};
 use super::tcp::{TcpTransport, connect_tcp};
-use super::{Protocol, Transport, tls};
+use super::tls;
 use crate::defer::{CancelledError, Deferred, Failure};
 use crate::proto::Headers;
 use crate::proto::http1::{Event, ResponseParser, encode_request};

@@ -13,91 +13,10 @@
 //! either of them (write a follow-up request, close the connection).
 
 pub mod connector;
-
-pub use connector::{Connector, ConnectorConfig, Endpoint, ProxyEndpoint, TlsOptions, TunnelError};
 pub mod dns;
+mod protocol;
 pub mod tcp;
 pub mod tls;
 
-use std::fmt;
-use std::net::SocketAddr;
-use std::rc::Rc;
-
-use crate::defer::Failure;
-
-/// The byte pipe a [`Protocol`] writes to: Twisted's `ITransport` with
-/// `IPushProducer`.
-pub trait Transport {
-    /// Queues bytes for sending. Writing after `lose_connection` is ignored.
-    fn write(&self, data: &[u8]);
-
-    /// Closes the connection once everything written so far has been sent.
-    fn lose_connection(&self);
-
-    /// Closes the connection now, discarding unsent data.
-    fn abort_connection(&self);
-
-    /// Stops reading from the connection until [`resume_producing`](Self::resume_producing)
-    /// (backpressure from a slow consumer).
-    fn pause_producing(&self);
-
-    /// Resumes reading after [`pause_producing`](Self::pause_producing).
-    fn resume_producing(&self);
-
-    /// The remote address, when connected over a network.
-    fn peer(&self) -> Option<SocketAddr>;
-
-    /// The local address, when connected over a network.
-    fn host(&self) -> Option<SocketAddr>;
-
-    /// Hands this connection's bytes to `protocol` from now on and calls its
-    /// `connection_made`.
-    fn attach(&self, protocol: Rc<dyn Protocol>);
-
-    /// Whether the connection is closed (or closing with nothing left to send).
-    fn is_closed(&self) -> bool;
-}
-
-/// What reacts to a connection's events: Twisted's `IProtocol`.
-pub trait Protocol {
-    /// The connection is up; `transport` is how to write to it.
-    fn connection_made(&self, transport: Rc<dyn Transport>);
-
-    /// Bytes arrived. They may be any slice of the stream: split anywhere.
-    fn data_received(&self, data: &[u8]);
-
-    /// The connection is gone: [`ConnectionDone`] for a clean close, anything else
-    /// (usually [`ConnectionLost`]) otherwise.
-    fn connection_lost(&self, reason: Failure);
-}
-
-/// The connection was closed cleanly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConnectionDone;
-
-impl fmt::Display for ConnectionDone {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("connection was closed cleanly")
-    }
-}
-
-impl std::error::Error for ConnectionDone {}
-
-/// The connection was lost in a non-clean fashion.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConnectionLost {
-    /// What happened, for logs.
-    pub reason: String,
-}
-
-impl fmt::Display for ConnectionLost {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "connection was lost in a non-clean fashion: {}",
-            self.reason
-        )
-    }
-}
-
-impl std::error::Error for ConnectionLost {}
+pub use connector::{Connector, ConnectorConfig, Endpoint, ProxyEndpoint, TlsOptions, TunnelError};
+pub use protocol::{ConnectionDone, ConnectionLost, Protocol, Transport};

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Interest, Token};
 
-use super::{ConnectionDone, ConnectionLost, Protocol, Transport};
+use super::protocol::{ConnectionDone, ConnectionLost, Protocol, Transport};
 use crate::defer::{Deferred, Failure, TimeoutError};
 use crate::reactor::{IoHandler, ReactorHandle, Readiness};
 

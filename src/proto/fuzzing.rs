@@ -3,7 +3,7 @@
 //! bytes and must never panic or loop forever, whatever the input.
 
 use super::decode::{ContentDecoder, Encoding};
-use super::http1::{Event, Limits, ResponseParser};
+use crate::proto::http1::{Event, Limits, ResponseParser};
 
 /// Feeds `data` to a response parser, split at the positions encoded in its first
 /// byte, as a connection would deliver it, then signals EOF. Returns the body length

@@ -498,7 +498,7 @@ impl Clock {
             if let Err(panic) = catch_unwind(AssertUnwindSafe(|| cell.func.run())) {
                 log::error!(
                     "Unhandled panic in a delayed call: {}",
-                    crate::reactor::panic_message(panic.as_ref())
+                    super::panic::panic_message(panic.as_ref())
                 );
             }
         }

@@ -20,9 +20,10 @@
 //! runs, so any of them may schedule, cancel, register, deregister or stop re-entrantly.
 
 mod clock;
-mod thread;
+mod handle;
+mod panic;
+mod readiness;
 
-use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::io;
@@ -31,284 +32,19 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mio::event::Source;
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Poll, Token};
 use slab::Slab;
 
 pub use clock::{Clock, DelayedCall, DelayedCallError, ManualClock};
 pub(crate) use clock::{nanos_to_secs, secs_to_nanos};
-pub use thread::{Dropped, ThreadCaller, ThreadResult};
+pub use handle::{Dropped, ReactorHandle, ThreadCaller, ThreadResult};
+pub use panic::panic_message;
+pub use readiness::{Fired, IoHandler, Readiness, RunError};
 
-use thread::ThreadQueue;
+use handle::{Message, PendingCalls, Shared, ThreadQueue};
 
 /// The token reserved for the cross-thread waker.
 const WAKER_TOKEN: Token = Token(usize::MAX);
-
-/// What became ready on a registered source, as reported by one poll.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Readiness {
-    /// The source can be read (or has data, EOF or an error to report).
-    pub readable: bool,
-    /// The source can be written.
-    pub writable: bool,
-    /// The peer closed its writing half (EOF follows on read).
-    pub read_closed: bool,
-    /// The writing half is closed.
-    pub write_closed: bool,
-    /// The source reported an error.
-    pub error: bool,
-}
-
-impl Readiness {
-    fn from_event(event: &mio::event::Event) -> Self {
-        Self {
-            readable: event.is_readable(),
-            writable: event.is_writable(),
-            read_closed: event.is_read_closed(),
-            write_closed: event.is_write_closed(),
-            error: event.is_error(),
-        }
-    }
-}
-
-/// The owner of a registered I/O source: receives its readiness events.
-///
-/// Implementations use interior mutability and must not hold a borrow of their own
-/// state while calling out (into Deferred callbacks or user protocols): those may call
-/// straight back into the handler.
-pub trait IoHandler {
-    /// Called with the readiness of the source registered under `token`.
-    fn ready(&self, token: Token, readiness: Readiness);
-}
-
-/// Something the reactor can run until: a Deferred, a flag, a future-like value.
-///
-/// `defer::Deferred` implements it; the reactor itself only asks whether it has fired.
-pub trait Fired {
-    /// Whether the awaited event has happened.
-    fn has_fired(&self) -> bool;
-}
-
-impl Fired for Cell<bool> {
-    fn has_fired(&self) -> bool {
-        self.get()
-    }
-}
-
-impl<T: Fired + ?Sized> Fired for Rc<T> {
-    fn has_fired(&self) -> bool {
-        (**self).has_fired()
-    }
-}
-
-/// Why [`Reactor::run_until`] returned without the awaited event.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum RunError {
-    /// `stop()` was called before the event happened.
-    Stopped,
-    /// Nothing can ever make progress: no timers, no I/O sources and no other thread
-    /// holding a [`ThreadCaller`]. Waiting would block forever.
-    Stalled,
-    /// Polling the operating system failed.
-    Io(io::Error),
-}
-
-impl fmt::Display for RunError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Stopped => f.write_str("the reactor was stopped before the awaited event"),
-            Self::Stalled => f.write_str(
-                "the reactor stalled: nothing is scheduled, registered or pending on another thread",
-            ),
-            Self::Io(e) => write!(f, "polling failed: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for RunError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Io(e) => Some(e),
-            _ => None,
-        }
-    }
-}
-
-impl From<io::Error> for RunError {
-    fn from(e: io::Error) -> Self {
-        Self::Io(e)
-    }
-}
-
-struct Shared {
-    clock: Clock,
-    registry: mio::Registry,
-    sources: RefCell<Slab<Rc<dyn IoHandler>>>,
-    threads: Arc<ThreadQueue>,
-    thread_calls: RefCell<thread::PendingCalls>,
-    stopping: Cell<bool>,
-    iterations: Cell<u64>,
-    /// The longest stretch of work between two polls (nanoseconds): how long the
-    /// reactor was deaf to I/O at worst.
-    max_stall: Cell<u64>,
-}
-
-/// A cheap, cloneable handle to a reactor: schedule timers, register I/O sources, stop
-/// the loop. Protocols and components keep one instead of borrowing the [`Reactor`].
-#[derive(Clone)]
-pub struct ReactorHandle {
-    shared: Rc<Shared>,
-}
-
-impl ReactorHandle {
-    /// The reactor's clock.
-    pub fn clock(&self) -> &Clock {
-        &self.shared.clock
-    }
-
-    /// The longest time the loop spent working between two polls so far: how long, at
-    /// worst, every connection waited for the reactor (`reactor/max_stall_ms`).
-    pub fn max_stall(&self) -> Duration {
-        Duration::from_nanos(self.shared.max_stall.get())
-    }
-
-    /// Now, in seconds since the reactor started.
-    pub fn seconds(&self) -> f64 {
-        self.shared.clock.seconds()
-    }
-
-    /// Schedules `f` to run `delay` seconds from now: [`Clock::call_later`].
-    pub fn call_later<F>(&self, delay: f64, f: F) -> DelayedCall
-    where
-        F: FnOnce() + 'static,
-    {
-        self.shared.clock.call_later(delay, f)
-    }
-
-    /// Asks the loop to return from [`Reactor::run`] after the current iteration.
-    pub fn stop(&self) {
-        self.shared.stopping.set(true);
-    }
-
-    /// Whether [`stop`](Self::stop) was called and the loop has not yet returned.
-    pub fn is_stopping(&self) -> bool {
-        self.shared.stopping.get()
-    }
-
-    /// Registers `source` for `interest`, dispatching its events to `handler`.
-    ///
-    /// # Errors
-    ///
-    /// The operating system refused the registration.
-    pub fn register<S>(
-        &self,
-        source: &mut S,
-        interest: Interest,
-        handler: Rc<dyn IoHandler>,
-    ) -> io::Result<Token>
-    where
-        S: Source + ?Sized,
-    {
-        let token = {
-            let mut sources = self.shared.sources.borrow_mut();
-            let entry = sources.vacant_entry();
-            let token = Token(entry.key());
-            entry.insert(handler);
-            token
-        };
-        if let Err(e) = self.shared.registry.register(source, token, interest) {
-            self.shared.sources.borrow_mut().try_remove(token.0);
-            return Err(e);
-        }
-        Ok(token)
-    }
-
-    /// Changes the interest of a registered source.
-    ///
-    /// # Errors
-    ///
-    /// The operating system refused the change.
-    pub fn reregister<S>(&self, source: &mut S, token: Token, interest: Interest) -> io::Result<()>
-    where
-        S: Source + ?Sized,
-    {
-        self.shared.registry.reregister(source, token, interest)
-    }
-
-    /// Deregisters a source and drops its handler. Pending events for it are discarded.
-    ///
-    /// # Errors
-    ///
-    /// The operating system refused the deregistration (the handler is dropped anyway).
-    pub fn deregister<S>(&self, source: &mut S, token: Token) -> io::Result<()>
-    where
-        S: Source + ?Sized,
-    {
-        let handler = self.shared.sources.borrow_mut().try_remove(token.0);
-        let result = self.shared.registry.deregister(source);
-        drop(handler);
-        result
-    }
-
-    /// How many I/O sources are registered.
-    pub fn source_count(&self) -> usize {
-        self.shared.sources.borrow().len()
-    }
-
-    /// A `Send` handle through which other threads hand work to this reactor.
-    pub fn thread_caller(&self) -> ThreadCaller {
-        ThreadCaller::new(self.shared.threads.clone())
-    }
-
-    /// A pair for handing one result from another thread back to this one: a
-    /// [`ThreadResult`] (which is `Send`) for the worker, and a callback run on the
-    /// reactor thread with the value once it arrives — or with `Err` if the worker
-    /// dropped its end without sending (it panicked, say).
-    ///
-    /// This is the primitive behind `defer_to_thread` and the threaded DNS resolver.
-    pub fn expect_from_thread<R, F>(&self, on_result: F) -> ThreadResult<R>
-    where
-        R: Send + 'static,
-        F: FnOnce(Result<R, Dropped>) + 'static,
-    {
-        let deliver = move |value: Result<thread::Boxed, Dropped>| {
-            on_result(
-                value.and_then(|boxed| boxed.downcast::<R>().map(|v| *v).map_err(|_| Dropped)),
-            );
-        };
-        let id = self
-            .shared
-            .thread_calls
-            .borrow_mut()
-            .insert(Box::new(deliver));
-        ThreadResult::new(self.shared.threads.clone(), id)
-    }
-
-    /// How many loop iterations have run (a benchmark and diagnostics counter).
-    pub fn iterations(&self) -> u64 {
-        self.shared.iterations.get()
-    }
-
-    fn can_progress(&self) -> bool {
-        self.shared.clock.pending_count() > 0
-            || !self.shared.sources.borrow().is_empty()
-            || !self.shared.thread_calls.borrow().is_empty()
-            || self.shared.threads.has_queued()
-            || Arc::strong_count(&self.shared.threads) > 1
-    }
-}
-
-impl fmt::Debug for ReactorHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ReactorHandle")
-            .field("seconds", &self.seconds())
-            .field("timers", &self.shared.clock.pending_count())
-            .field("sources", &self.source_count())
-            .field("stopping", &self.is_stopping())
-            .finish()
-    }
-}
 
 /// The event loop: Twisted's reactor, on `mio`.
 ///
@@ -355,7 +91,7 @@ impl Reactor {
             registry,
             sources: RefCell::new(Slab::new()),
             threads: Arc::new(ThreadQueue::new(waker)),
-            thread_calls: RefCell::new(thread::PendingCalls::default()),
+            thread_calls: RefCell::new(PendingCalls::default()),
             stopping: Cell::new(false),
             iterations: Cell::new(0),
             max_stall: Cell::new(0),
@@ -514,11 +250,11 @@ impl Reactor {
         let shared = &self.handle.shared;
         for message in shared.threads.drain() {
             let call = match message {
-                thread::Message::Call(f) => {
+                Message::Call(f) => {
                     let handle = self.handle.clone();
                     Box::new(move || f(&handle)) as Box<dyn FnOnce()>
                 }
-                thread::Message::Result(id, value) => {
+                Message::Result(id, value) => {
                     let Some(deliver) = shared.thread_calls.borrow_mut().try_remove(id) else {
                         continue;
                     };
@@ -538,16 +274,5 @@ impl Reactor {
 impl fmt::Debug for Reactor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Reactor").field(&self.handle).finish()
-    }
-}
-
-/// The message of a caught panic payload, for logs and Failures.
-pub fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&'static str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-string payload".to_owned()
     }
 }

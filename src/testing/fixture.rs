@@ -46,7 +46,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use super::routes::{Reply, Req, form_decode, reason};
+use super::reply::{Reply, Req, form_decode, reason};
 use super::site::Site;
 use crate::defer::Failure;
 use crate::net::tcp::{ListeningPort, listen_tcp};

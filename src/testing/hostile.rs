@@ -2,7 +2,7 @@
 //! mixed-crawl reliability test (healthy pages and every fault in one crawl) and for
 //! trying trawl by hand (`trawl serve`, then `trawl fetch .../hostile/nested`).
 
-use super::routes::Reply;
+use super::reply::Reply;
 
 /// Every hostile route name, with what it does and what a crawler should make of it.
 pub const HOSTILE_ROUTES: &[(&str, &str)] = &[

@@ -9,7 +9,7 @@
 //! Stateless: the token and the `auth` cookie are keyed hashes of the session id and
 //! the user name (a fixture, not security).
 
-use super::routes::{Reply, Req, html, redirect};
+use super::reply::{Reply, Req, html, redirect};
 use super::site::Site;
 
 /// The password `POST /login` accepts (any user name).

@@ -12,6 +12,7 @@ pub mod fixture;
 pub mod hostile;
 pub mod login;
 pub mod redis_server;
+mod reply;
 mod routes;
 pub mod site;
 pub mod spiders;

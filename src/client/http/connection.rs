@@ -5,21 +5,41 @@ use std::borrow::Cow;
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
+use super::exchange::{Cancel, Ctx, PoolKey, proxy_authorization};
 use super::types::{HttpResponse, InvalidRequest, Observed, ResponseTooLarge};
-use super::{Ctx, Inner, PoolKey, proxy_authorization};
 use crate::defer::Failure;
 use crate::net::{ConnectionLost, Protocol, Transport};
 use crate::proto::Headers;
 use crate::proto::decode::{ContentDecoder, DecodeError, Encoding};
-use crate::proto::http1::{Event, HttpError, ResponseHead, ResponseParser, encode_request};
+use crate::proto::http1::{Event, HttpError, Limits, ResponseHead, ResponseParser, encode_request};
 use crate::reactor::DelayedCall;
 use url::Position;
+
+/// What a connection asks of the client that pools it.
+pub(super) trait Pool {
+    /// The reactor's clock, in seconds.
+    fn seconds(&self) -> f64;
+    /// The response parser's limits.
+    fn limits(&self) -> Limits;
+    /// Takes the connection back for its next request.
+    fn put_idle(&self, conn: Rc<Connection>);
+    /// Forgets a connection that closed while idle.
+    fn forget_idle(&self, conn: &Rc<Connection>);
+    /// Sends a request again on a fresh connection (a reused one died first).
+    fn retry(&self, ctx: Rc<Ctx>);
+}
+
+impl Cancel for Connection {
+    fn cancel(&self) {
+        self.detach_and_abort();
+    }
+}
 
 /// A persistent HTTP/1.1 connection (one request at a time).
 pub(super) struct Connection {
     pub(super) transport: Rc<dyn Transport>,
     pub(super) key: PoolKey,
-    client: Weak<Inner>,
+    client: Weak<dyn Pool>,
     st: RefCell<ConnState>,
     pub(super) idle_timer: RefCell<Option<DelayedCall>>,
     me: Weak<Connection>,
@@ -56,11 +76,15 @@ enum Notice {
 }
 
 impl Connection {
-    pub(super) fn new(client: &Rc<Inner>, transport: Rc<dyn Transport>, key: PoolKey) -> Rc<Self> {
+    pub(super) fn new(
+        client: Weak<dyn Pool>,
+        transport: Rc<dyn Transport>,
+        key: PoolKey,
+    ) -> Rc<Self> {
         let conn = Rc::new_cyclic(|me| Self {
             transport: transport.clone(),
             key,
-            client: Rc::downgrade(client),
+            client,
             st: RefCell::new(ConnState {
                 ctx: None,
                 parser: ResponseParser::new(false),
@@ -91,7 +115,7 @@ impl Connection {
     }
 
     fn now(&self) -> f64 {
-        self.client.upgrade().map_or(0.0, |c| c.reactor.seconds())
+        self.client.upgrade().map_or(0.0, |c| c.seconds())
     }
 
     pub(super) fn send(self: &Rc<Self>, ctx: Rc<Ctx>, reused: bool) {
@@ -133,7 +157,7 @@ impl Connection {
         let limits = self
             .client
             .upgrade()
-            .map(|c| c.config.limits)
+            .map(|c| c.limits())
             .unwrap_or_default();
         {
             let mut st = self.st.borrow_mut();
@@ -469,8 +493,7 @@ impl Protocol for Connection {
                     self.st.borrow_mut().ctx = None;
                     ctx.conn.borrow_mut().take();
                     if let Some(client) = self.client.upgrade() {
-                        client.count(|c| c.retries += 1);
-                        client.dispatch(ctx, false);
+                        client.retry(ctx);
                     }
                     return;
                 }

@@ -27,20 +27,22 @@
 //! run the client over `StringTransport`s without a socket.
 
 mod connection;
+mod exchange;
 mod types;
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::rc::{Rc, Weak};
 
-use url::Url;
-
 use crate::defer::{CancelledError, Deferred, Failure};
 use crate::net::dns::Resolver;
 use crate::net::{Connector, ConnectorConfig, Endpoint, ProxyEndpoint, TlsOptions, Transport};
-use crate::reactor::{DelayedCall, ReactorHandle};
+use crate::proto::http1::Limits;
+use crate::reactor::ReactorHandle;
 use crate::util::SeededMap;
-use connection::Connection;
+use connection::{Connection, Pool};
+pub use exchange::proxy_authorization;
+use exchange::{Ctx, PoolKey};
 
 pub use crate::net::TunnelError;
 pub use types::{
@@ -50,14 +52,6 @@ pub use types::{
 
 /// Opens a transport to an endpoint (the [`Connector`] by default).
 pub type ConnectFn = Rc<dyn Fn(&Endpoint) -> Deferred<Rc<dyn Transport>>>;
-
-#[derive(Clone, PartialEq, Eq, Hash, Debug)]
-struct PoolKey {
-    https: bool,
-    host: String,
-    port: u16,
-    proxy: Option<String>,
-}
 
 struct Inner {
     reactor: ReactorHandle,
@@ -71,6 +65,29 @@ struct Inner {
     /// The out-of-descriptors warning was logged.
     fd_warned: Cell<bool>,
     me: Weak<Inner>,
+}
+
+impl Pool for Inner {
+    fn seconds(&self) -> f64 {
+        self.reactor.seconds()
+    }
+
+    fn limits(&self) -> Limits {
+        self.config.limits
+    }
+
+    fn put_idle(&self, conn: Rc<Connection>) {
+        Inner::put_idle(self, conn);
+    }
+
+    fn forget_idle(&self, conn: &Rc<Connection>) {
+        Inner::forget_idle(self, conn);
+    }
+
+    fn retry(&self, ctx: Rc<Ctx>) {
+        self.count(|c| c.retries += 1);
+        self.dispatch(ctx, false);
+    }
 }
 
 /// The HTTP/1.1 client. Cheap to clone.
@@ -333,7 +350,8 @@ impl Inner {
                     if c.done.get() {
                         transport.abort_connection();
                     } else {
-                        let conn = Connection::new(&me, transport, c.key.clone());
+                        let pool: Weak<dyn Pool> = Rc::downgrade(&me) as Weak<dyn Pool>;
+                        let conn = Connection::new(pool, transport, c.key.clone());
                         conn.send(c, false);
                     }
                 }
@@ -423,96 +441,5 @@ impl Inner {
                 idle.remove(&conn.key);
             }
         }
-    }
-}
-
-/// `Basic` credentials from a proxy URL's user info (percent-decoded), if it has any.
-pub fn proxy_authorization(proxy: &Url) -> Option<String> {
-    if proxy.username().is_empty() && proxy.password().is_none() {
-        return None;
-    }
-    let decode = |s: &str| {
-        percent_encoding::percent_decode_str(s)
-            .decode_utf8_lossy()
-            .into_owned()
-    };
-    let credentials = format!(
-        "{}:{}",
-        decode(proxy.username()),
-        decode(proxy.password().unwrap_or(""))
-    );
-    Some(format!(
-        "Basic {}",
-        crate::util::base64_encode(credentials.as_bytes())
-    ))
-}
-
-/// Per-request state shared by the timer, the canceller and the connection.
-struct Ctx {
-    req: HttpRequest,
-    key: PoolKey,
-    result: Deferred<HttpResponse>,
-    done: Cell<bool>,
-    timer: RefCell<Option<DelayedCall>>,
-    conn: RefCell<Option<Rc<Connection>>>,
-    connecting: RefCell<Option<Box<dyn Cancel>>>,
-    retried: Cell<bool>,
-    /// Times this request waited for a file descriptor.
-    fd_waits: Cell<u32>,
-}
-
-trait Cancel {
-    fn cancel(&self);
-}
-
-impl<T: 'static> Cancel for Deferred<T> {
-    fn cancel(&self) {
-        Deferred::cancel(self);
-    }
-}
-
-impl Cancel for DelayedCall {
-    fn cancel(&self) {
-        let _ = DelayedCall::cancel(self);
-    }
-}
-
-impl Ctx {
-    fn finish(&self) -> bool {
-        if self.done.replace(true) {
-            return false;
-        }
-        if let Some(t) = self.timer.borrow_mut().take() {
-            let _ = t.cancel();
-        }
-        true
-    }
-
-    /// Fails the download, aborting whatever connection or connect attempt carries it.
-    fn fail(self: &Rc<Self>, failure: Failure) {
-        if !self.finish() {
-            return;
-        }
-        let connecting = self.connecting.borrow_mut().take();
-        if let Some(c) = connecting {
-            c.cancel();
-        }
-        let conn = self.conn.borrow_mut().take();
-        if let Some(conn) = conn {
-            conn.detach_and_abort();
-        }
-        let _ = self.result.errback(failure);
-    }
-
-    fn succeed(self: &Rc<Self>, response: HttpResponse) {
-        if !self.finish() {
-            return;
-        }
-        self.conn.borrow_mut().take();
-        let _ = self.result.callback(response);
-    }
-
-    fn url(&self) -> String {
-        self.req.url.as_str().to_owned()
     }
 }

@@ -6,15 +6,26 @@
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
-use super::Inner;
 use crate::defer::Failure;
 use crate::net::{ConnectionLost, Protocol, Transport};
 use crate::proto::resp::{Parser, Value};
 
+/// What a connection reports to the client that owns it.
+pub(super) trait Replies {
+    /// `n` bytes came in (the client's counters).
+    fn note_received(&self, n: usize);
+    /// A reply, for the oldest command awaiting one on connection `generation`.
+    fn on_reply(&self, generation: u64, value: Value);
+    /// Connection `generation` is gone, and why.
+    fn on_lost(&self, generation: u64, why: String);
+    /// The server's address, for log lines.
+    fn display(&self) -> String;
+}
+
 /// The protocol of one connection, tagged with the generation the client gave it so a
 /// late event from an old connection is ignored.
 pub(super) struct Connection {
-    client: Weak<Inner>,
+    client: Weak<dyn Replies>,
     pub(super) generation: u64,
     transport: RefCell<Option<Rc<dyn Transport>>>,
     st: RefCell<ParseState>,
@@ -26,7 +37,7 @@ struct ParseState {
 }
 
 impl Connection {
-    pub(super) fn new(client: Weak<Inner>, generation: u64) -> Rc<Self> {
+    pub(super) fn new(client: Weak<dyn Replies>, generation: u64) -> Rc<Self> {
         Rc::new(Self {
             client,
             generation,
@@ -94,10 +105,7 @@ impl Protocol for Connection {
                 }
             }
             Err(e) => {
-                log::error!(
-                    "Redis {}: {e}; dropping the connection",
-                    client.config.display()
-                );
+                log::error!("Redis {}: {e}; dropping the connection", client.display());
                 let t = self.transport();
                 if let Some(t) = t {
                     t.abort_connection();

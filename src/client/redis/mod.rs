@@ -54,7 +54,7 @@ use crate::defer::{Deferred, Failure, TimeoutError};
 use crate::net::{Connector, ConnectorConfig, Endpoint, Transport};
 use crate::proto::resp::encode_command;
 use crate::reactor::{DelayedCall, ReactorHandle};
-use connection::Connection;
+use connection::{Connection, Replies};
 
 pub use crate::proto::resp::Value;
 pub use config::{RedisConfig, RedisUrlError, mask_password};
@@ -377,6 +377,24 @@ fn deliver(sink: Sink, v: Result<Value, Failure>) {
     }
 }
 
+impl Replies for Inner {
+    fn note_received(&self, n: usize) {
+        Inner::note_received(self, n);
+    }
+
+    fn on_reply(&self, generation: u64, value: Value) {
+        Inner::on_reply(self, generation, value);
+    }
+
+    fn on_lost(&self, generation: u64, why: String) {
+        Inner::on_lost(self, generation, why);
+    }
+
+    fn display(&self) -> String {
+        self.config.display()
+    }
+}
+
 impl Inner {
     fn submit(&self, p: Pending) {
         let (fail, connect, flush) = {
@@ -538,7 +556,7 @@ impl Inner {
                 return;
             }
         };
-        let conn = Connection::new(self.me.clone(), generation);
+        let conn = Connection::new(self.me.clone() as Weak<dyn Replies>, generation);
         transport.attach(conn.clone());
         // The handshake: AUTH, SELECT, the scripts.
         let mut steps: Vec<Pending> = Vec::new();

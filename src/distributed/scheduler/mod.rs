@@ -42,12 +42,6 @@ use std::rc::{Rc, Weak};
 
 use sha1::{Digest, Sha1};
 
-use super::codec::encode_compat;
-use super::dupefilter::{FilterKind, RedisDupeFilter};
-use super::{
-    DEFAULT_LEASE_TIMEOUT, SCHEDULER_QUEUE_KEY, SharedRedis, format_key, setting_secs, setting_str,
-    shared_client,
-};
 use crate::client::redis::{RedisClient, ReplyError, Value};
 use crate::crawl::context::CrawlContext;
 use crate::crawl::dupefilter::{DupeFilter, Seen};
@@ -58,6 +52,12 @@ use crate::crawl::scheduler::{Enqueued, NextRequest, Scheduler, SchedulerContext
 use crate::crawl::settings::{Priority, Settings};
 use crate::crawl::stats::StatsCollector;
 use crate::defer::{Deferred, Failure};
+use crate::distributed::codec::encode_compat;
+use crate::distributed::dupefilter::{FilterKind, RedisDupeFilter};
+use crate::distributed::shared::{
+    DEFAULT_LEASE_TIMEOUT, SCHEDULER_QUEUE_KEY, SharedRedis, format_key, setting_secs, setting_str,
+    shared_client,
+};
 use crate::reactor::{DelayedCall, ReactorHandle};
 use crate::util::FxHashMap;
 
@@ -308,7 +308,7 @@ impl RedisScheduler {
             dupefilter: df_key,
             queue,
         };
-        let scripts = super::scripts::scripts();
+        let scripts = crate::distributed::scripts::scripts();
         for sc in [
             &scripts.open,
             &scripts.enqueue,
@@ -376,7 +376,7 @@ fn client(inner: &Inner) -> &RedisClient {
 impl Scheduler for RedisScheduler {
     fn open(&mut self) -> Deferred<()> {
         let i = self.inner.clone();
-        let scripts = super::scripts::scripts();
+        let scripts = crate::distributed::scripts::scripts();
         let flush = if i.config.flush_on_start { "1" } else { "0" };
         let lease = i.config.lease_ms.to_string();
         let blocks = i.bloom_blocks().to_string();
@@ -463,7 +463,7 @@ impl Scheduler for RedisScheduler {
         i.flush();
         i.st.borrow_mut().closing = true;
         log::debug!("Closing the Redis scheduler ({reason})");
-        let scripts = super::scripts::scripts();
+        let scripts = crate::distributed::scripts::scripts();
         let persist = if i.config.persist { "1" } else { "0" };
         let blocks = i.bloom_blocks().to_string();
         let d = client(&i).eval(

@@ -6,7 +6,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::XPathError;
+use super::error::XPathError;
 use super::funcs::{Func, number_to_string, string_to_number};
 use super::parse::{Arith, Axis, Cmp, Expr, NodeTest, Step};
 use crate::html::dom::{Document, Kind, NONE};

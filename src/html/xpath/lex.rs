@@ -3,7 +3,7 @@
 //! is an operator name (`and`, `or`, `div`, `mod`); a name followed by `(` is a function
 //! or node type, and one followed by `::` an axis.
 
-use super::XPathError;
+use super::error::XPathError;
 
 /// One token, with the character offset where it starts.
 #[derive(Clone, Debug, PartialEq)]

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::XPathError;
+use super::error::XPathError;
 use super::eval::{Ctx, Eval, FOREIGN, Val, XNode, round, rt};
 use super::funcs::{Func, python_float_repr, string_to_number};
 use super::parse::Expr;
@@ -222,7 +222,7 @@ impl<'d> Eval<'d, '_> {
         let class = if ctx.node.sub == 0 && ctx.node.id != FOREIGN {
             self.attrs(ctx.node.id)
                 .iter()
-                .find(|a| a.key == crate::html::name_key("class"))
+                .find(|a| a.key == crate::html::name::name_key("class"))
                 .map(|a| self.doc.str(a.value))
         } else {
             None

@@ -2,7 +2,7 @@
 //! function names resolved and arities checked at compile time, and nesting bounded
 //! so a hostile expression is an error rather than a stack overflow.
 
-use super::XPathError;
+use super::error::XPathError;
 use super::funcs::Func;
 use super::lex::{Tok, tokenize};
 

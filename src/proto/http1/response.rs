@@ -1,7 +1,7 @@
 //! The response parser: head with `httparse`, then the body by Content-Length, chunked
 //! coding (extensions and trailers), or until the connection closes.
 
-use super::{HttpError, Limits};
+use super::limits::{HttpError, Limits};
 use crate::proto::Headers;
 
 /// A parsed status line and header section.

@@ -1,0 +1,397 @@
+//! What every command shares: its errors, the Scrapy-style log, the common flags
+//! (`-s`, `-o`, `--jobdir`, ...), and running a crawl with Ctrl+C handling and the live
+//! progress line.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::io::{IsTerminal, Write};
+use std::rc::Rc;
+
+use super::args::{Args, UsageError};
+use crate::crawl::{Crawler, Priority, Registry, Settings, Spider};
+use crate::defer::Failure;
+use crate::reactor::Reactor;
+
+/// Errors are one line (a regex error, say, spans several).
+pub(super) fn one_line(msg: &str) -> String {
+    msg.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Why a command failed.
+#[derive(Debug)]
+pub enum CliError {
+    /// Bad arguments (exit code 2).
+    Usage(String),
+    /// The command ran and failed (exit code 1).
+    Failed(String),
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Usage(m) | Self::Failed(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<UsageError> for CliError {
+    fn from(e: UsageError) -> Self {
+        Self::Usage(e.0)
+    }
+}
+
+impl From<Failure> for CliError {
+    fn from(f: Failure) -> Self {
+        Self::Failed(f.to_string())
+    }
+}
+
+thread_local! {
+    static PROGRESS_ACTIVE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+static PROGRESS_ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Start-up notes from the binary (the open-files limit), logged once logging is set up.
+static STARTUP_NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Records a line for the log of the command about to run (the binary's start-up).
+pub fn startup_note(note: String) {
+    STARTUP_NOTES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(note);
+}
+
+/// Installs the Scrapy-style logger at `level`, to `logfile` or stderr.
+///
+/// # Errors
+///
+/// An unknown level or a log file that cannot be created.
+pub fn init_logging(level: &str, logfile: Option<&str>) -> Result<(), CliError> {
+    // No record is logged at CRITICAL: only the command's own last line remains.
+    let Some(filter) = crate::crawl::logging::level_filter(level) else {
+        return Err(CliError::Usage(format!(
+            "unknown log level {level:?} (DEBUG, INFO, WARNING, ERROR, CRITICAL)"
+        )));
+    };
+    let mut b = env_logger::Builder::new();
+    // The logger passes everything; the global maximum level filters, so that each
+    // crawler can apply its own LOG_LEVEL / LOG_ENABLED (`crawl::logging`).
+    b.filter_level(log::LevelFilter::Trace);
+    // Dependencies stay quiet unless asked for.
+    b.filter_module("rustls", log::LevelFilter::Warn);
+    b.format(|buf, record| {
+        if PROGRESS_ON.load(std::sync::atomic::Ordering::Relaxed) {
+            // Clear the progress line; the next tick redraws it below the log.
+            write!(buf, "\r\x1b[2K")?;
+        }
+        let level = match record.level() {
+            log::Level::Error => "ERROR",
+            log::Level::Warn => "WARNING",
+            log::Level::Info => "INFO",
+            log::Level::Debug => "DEBUG",
+            log::Level::Trace => "TRACE",
+        };
+        let target = record.target().replace("::", ".");
+        writeln!(
+            buf,
+            "{} [{target}] {level}: {}",
+            crate::crawl::datetime::format_utc(wall_now())
+                .get(..19)
+                .unwrap_or(""),
+            record.args()
+        )
+    });
+    if let Some(path) = logfile {
+        let file = std::fs::File::create(path)
+            .map_err(|e| CliError::Usage(format!("--logfile {path}: {e}")))?;
+        b.target(env_logger::Target::Pipe(Box::new(file)));
+    }
+    // A second init (tests calling `main` twice) keeps the first logger.
+    let logger = crate::crawl::logging::CountingLogger::new(b.build());
+    if log::set_boxed_logger(Box::new(logger)).is_ok() {
+        crate::crawl::logging::set_managed(true);
+    }
+    log::set_max_level(filter);
+    let notes = std::mem::take(
+        &mut *STARTUP_NOTES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
+    for note in notes {
+        log::info!("{note}");
+    }
+    Ok(())
+}
+
+fn wall_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Applies `-s`, `-o`/`-O` and the log level to `settings` at command-line priority.
+///
+/// # Errors
+///
+/// A malformed `-s` or feed option.
+pub fn apply_common(args: &Args, settings: &mut Settings) -> Result<(), CliError> {
+    for s in args.all("s") {
+        let Some((name, value)) = s.split_once('=') else {
+            return Err(CliError::Usage(format!("-s expects NAME=VALUE, got {s:?}")));
+        };
+        if name.is_empty() {
+            return Err(CliError::Usage(format!("-s expects NAME=VALUE, got {s:?}")));
+        }
+        let name = name.trim();
+        if !crate::crawl::settings::is_known(name) {
+            match crate::crawl::settings::suggest(name) {
+                Some(close) => log::warn!(
+                    "Unknown setting {name} (-s {s}); did you mean {close}? It is set, but \
+                     nothing built in reads it"
+                ),
+                None => log::warn!(
+                    "Unknown setting {name} (-s {s}): it is set, but nothing built in reads it"
+                ),
+            }
+        }
+        settings.set(name, value, Priority::Cmdline);
+    }
+    if let Some(addr) = args.value("metrics") {
+        settings.set("METRICS_ADDR", addr, Priority::Cmdline);
+    }
+    if let Some(token) = args.value("metrics-token") {
+        settings.set("METRICS_TOKEN", token, Priority::Cmdline);
+    }
+    let mut feeds = serde_json::Map::new();
+    for (flag, overwrite) in [("o", false), ("O", true)] {
+        for spec in args.all(flag) {
+            let (path, format) = split_feed_spec(spec);
+            let mut opts = serde_json::Map::new();
+            opts.insert("overwrite".into(), overwrite.into());
+            if let Some(f) = format {
+                opts.insert("format".into(), f.into());
+            }
+            feeds.insert(path.to_owned(), opts.into());
+        }
+    }
+    if !feeds.is_empty() {
+        settings.set("FEEDS", serde_json::Value::Object(feeds), Priority::Cmdline);
+    }
+    Ok(())
+}
+
+/// `items.json:jsonlines` → (`items.json`, `Some("jsonlines")`); a colon that does not
+/// name a known format is part of the path.
+fn split_feed_spec(spec: &str) -> (&str, Option<&str>) {
+    if let Some((path, format)) = spec.rsplit_once(':')
+        && matches!(format, "json" | "jsonlines" | "jl" | "csv")
+        && !path.is_empty()
+    {
+        return (path, Some(format));
+    }
+    (spec, None)
+}
+
+/// Whether a live progress line should be drawn.
+pub(super) fn progress_wanted(args: &Args) -> bool {
+    args.flag("progress") && std::io::stderr().is_terminal()
+}
+
+/// Runs a crawl on a fresh reactor with Ctrl+C handling (and the progress line if
+/// asked); returns the crawler once the spider has closed.
+///
+/// # Errors
+///
+/// The crawl could not be set up or the reactor failed.
+pub fn run_crawl(
+    spider: Box<dyn Spider>,
+    settings: Settings,
+    registry: Registry,
+    progress: bool,
+) -> Result<Rc<Crawler>, CliError> {
+    let mut reactor = Reactor::new().map_err(|e| CliError::Failed(e.to_string()))?;
+    let handle = reactor.handle();
+    let crawler = Crawler::new(
+        spider,
+        settings,
+        handle.clock().clone(),
+        Some(handle.clone()),
+        registry,
+    )?;
+    let done = crawler.crawl();
+    install_signals(&reactor, &crawler);
+    let progress_loop = if progress {
+        Some(start_progress(&crawler))
+    } else {
+        None
+    };
+    let result = reactor.run_until(&done);
+    if let Some(lc) = progress_loop
+        && lc.running()
+    {
+        let _ = lc.stop();
+        PROGRESS_ON.store(false, std::sync::atomic::Ordering::Relaxed);
+        eprint!("\r\x1b[2K");
+    }
+    SHUTDOWN.with(|s| s.borrow_mut().take());
+    result.map_err(|e| CliError::Failed(e.to_string()))?;
+    if let Some(Err(f)) = done.take_result() {
+        return Err(f.into());
+    }
+    Ok(crawler)
+}
+
+/// A crawl command's exit code from its finish reason: 0 for a crawl that finished,
+/// was stopped by the user or by a `CLOSESPIDER_*` limit; 1 otherwise.
+pub(super) fn exit_code(crawler: &Crawler) -> i32 {
+    let reason = crawler
+        .stats
+        .get_value("finish_reason")
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    if reason == "finished" || reason == "shutdown" || reason.starts_with("closespider") {
+        0
+    } else {
+        1
+    }
+}
+
+thread_local! {
+    /// What the first Ctrl+C does, on the reactor thread.
+    pub(super) static SHUTDOWN: RefCell<Option<Box<dyn Fn()>>> = RefCell::new(None);
+    /// What the second Ctrl+C does before exiting: flush the feeds.
+    static FORCED: RefCell<Option<Box<dyn Fn()>>> = RefCell::new(None);
+}
+
+fn install_signals(reactor: &Reactor, crawler: &Rc<Crawler>) {
+    let weak = Rc::downgrade(crawler);
+    SHUTDOWN.with(|s| {
+        *s.borrow_mut() = Some(Box::new(move || {
+            if let Some(engine) = weak.upgrade().and_then(|c| c.engine()) {
+                log::info!("Received SIGINT, shutting down gracefully. Send again to force");
+                let _ = engine.close_spider("shutdown");
+            }
+        }));
+    });
+    let weak = Rc::downgrade(crawler);
+    FORCED.with(|s| {
+        *s.borrow_mut() = Some(Box::new(move || {
+            // In-flight requests are abandoned; what was scraped is kept.
+            if let Some(feeds) = weak
+                .upgrade()
+                .and_then(|c| c.extension("trawl.FeedExporter"))
+                .and_then(|e| {
+                    e.downcast::<crate::crawl::extensions::feedexport::FeedExporter>()
+                        .ok()
+                })
+            {
+                feeds.force_close();
+            }
+        }));
+    });
+    spawn_signal_thread(reactor);
+}
+
+/// Receives SIGINT/SIGTERM on a helper thread: the first runs `SHUTDOWN` on the reactor
+/// thread, the second exits the process.
+pub(super) fn spawn_signal_thread(reactor: &Reactor) {
+    let caller = reactor.handle().thread_caller();
+    let signals = match signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+    ]) {
+        Ok(s) => s,
+        Err(e) => {
+            log::warn!("Ctrl+C handling unavailable: {e}");
+            return;
+        }
+    };
+    let spawned = std::thread::Builder::new()
+        .name("trawl-signals".into())
+        .spawn(move || {
+            let mut signals = signals;
+            let mut count = 0;
+            for _ in signals.forever() {
+                count += 1;
+                if count == 1 {
+                    caller.call_from_thread(|_| {
+                        SHUTDOWN.with(|s| {
+                            if let Some(f) = s.borrow().as_ref() {
+                                f();
+                            }
+                        });
+                    });
+                } else if count == 2 {
+                    // The reactor thread flushes the feeds and exits; if it is stuck, the
+                    // process exits after a grace period anyway (or at a third signal).
+                    eprintln!("trawl: forced stop");
+                    caller.call_from_thread(|_| {
+                        FORCED.with(|s| {
+                            if let Some(f) = s.borrow().as_ref() {
+                                f();
+                            }
+                        });
+                        std::process::exit(130);
+                    });
+                    let grace = std::time::Duration::from_secs(3);
+                    std::thread::spawn(move || {
+                        std::thread::sleep(grace);
+                        std::process::exit(130);
+                    });
+                } else {
+                    std::process::exit(130);
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        log::warn!("Ctrl+C handling unavailable: {e}");
+    }
+}
+
+fn start_progress(crawler: &Rc<Crawler>) -> crate::task::LoopingCall {
+    PROGRESS_ON.store(true, std::sync::atomic::Ordering::Relaxed);
+    let weak = Rc::downgrade(crawler);
+    let started = crawler.clock().seconds();
+    let lc = crate::task::LoopingCall::new(crawler.clock(), move || {
+        if let Some(c) = weak.upgrade() {
+            let pages = c.stats.get_int("response_received_count");
+            let items = c.stats.get_int("item_scraped_count");
+            let secs = (c.clock().seconds() - started).max(1e-9);
+            let queued = c
+                .engine()
+                .and_then(|e| e.slot())
+                .map_or(0, |s| s.scheduler_len());
+            let mut err = std::io::stderr().lock();
+            let _ = write!(
+                err,
+                "\r\x1b[2K{pages} pages, {items} items, {:.0} pages/s, {queued} queued",
+                pages as f64 / secs
+            );
+            let _ = err.flush();
+        }
+        Ok(())
+    });
+    if let Err(e) = lc.start(0.5, false) {
+        log::warn!("progress line unavailable: {e}");
+    }
+    lc
+}
+
+pub(super) fn logging(args: &Args, default: &str) -> Result<(), CliError> {
+    init_logging(
+        args.value("loglevel").unwrap_or(default),
+        args.value("logfile"),
+    )
+}
+
+/// The command's log level as a setting: `-L` at command-line priority, the command's
+/// default at command priority (so a spider's `custom_settings` or `-s LOG_LEVEL=`
+/// overrides the default, as in Scrapy).
+pub(super) fn log_level_setting(args: &Args, default: &str, settings: &mut Settings) {
+    match args.value("loglevel") {
+        Some(level) => settings.set("LOG_LEVEL", level, Priority::Cmdline),
+        None => settings.set("LOG_LEVEL", default, Priority::Command),
+    }
+}

@@ -1,0 +1,169 @@
+//! What a crawl's Redis components share: the one connection ([`shared_client`]: all
+//! components of a crawl write on it, so their commands reach the server in the order
+//! they were issued), the scrapy-redis settings they read, and the key templates.
+
+use std::rc::Rc;
+
+use crate::client::redis::{RedisClient, RedisConfig};
+use crate::crawl::context::CrawlContext;
+use crate::crawl::errors::NotConfigured;
+use crate::crawl::settings::{Settings, SettingsError};
+use crate::defer::Failure;
+use crate::reactor::ReactorHandle;
+
+/// scrapy-redis's default queue key.
+pub const SCHEDULER_QUEUE_KEY: &str = "%(spider)s:requests";
+/// scrapy-redis's default dupefilter key.
+pub const SCHEDULER_DUPEFILTER_KEY: &str = "%(spider)s:dupefilter";
+/// scrapy-redis's default items key.
+pub const REDIS_ITEMS_KEY: &str = "%(spider)s:items";
+/// scrapy-redis's default start-URL key.
+pub const REDIS_START_URLS_KEY: &str = "%(name)s:start_urls";
+/// scrapy-redis's default stats key.
+pub const STATS_KEY: &str = "%(spider)s:stats";
+/// trawl's default lease timeout, seconds (`REDIS_LEASE_TIMEOUT`).
+pub const DEFAULT_LEASE_TIMEOUT: f64 = 60.0;
+
+/// Formats a scrapy-redis key template (`%(spider)s`, `%(name)s`) for `spider`.
+pub fn format_key(template: &str, spider: &str) -> String {
+    template
+        .replace("%(spider)s", spider)
+        .replace("%(name)s", spider)
+}
+
+/// A string setting, or `default` when unset.
+///
+/// # Errors
+///
+/// The setting is not a string.
+pub fn setting_str(
+    settings: &Settings,
+    name: &str,
+    default: &str,
+) -> Result<String, SettingsError> {
+    Ok(settings
+        .get_str(name)?
+        .unwrap_or_else(|| default.to_owned()))
+}
+
+/// A duration setting, or `default` when unset.
+///
+/// # Errors
+///
+/// The setting is not a duration.
+pub fn setting_secs(settings: &Settings, name: &str, default: f64) -> Result<f64, SettingsError> {
+    if settings.get(name).is_some() {
+        settings.get_duration(name)
+    } else {
+        Ok(default)
+    }
+}
+
+/// The client configuration from settings, as scrapy-redis reads them: `REDIS_URL`
+/// wins; otherwise `REDIS_HOST` (localhost), `REDIS_PORT` (6379), `REDIS_DB` (0);
+/// `REDIS_PARAMS` may set `socket_timeout`, `socket_connect_timeout` (30 s each),
+/// `password`, `username` and `db`. `REDIS_MAX_BUFFERED` bounds what waits while
+/// Redis is unreachable (100,000 commands).
+///
+/// # Errors
+///
+/// A malformed URL or setting.
+pub fn redis_config(settings: &Settings) -> Result<RedisConfig, Failure> {
+    let mut config = match settings.get_str("REDIS_URL")? {
+        Some(url) if !url.is_empty() => RedisConfig::from_url(&url).map_err(Failure::new)?,
+        _ => {
+            let mut c = RedisConfig::default();
+            if let Some(h) = settings.get_str("REDIS_HOST")?.filter(|h| !h.is_empty()) {
+                c.host = h;
+            }
+            if settings.get("REDIS_PORT").is_some() {
+                c.port = u16::try_from(settings.get_int("REDIS_PORT")?)
+                    .map_err(|_| Failure::msg("REDIS_PORT is not a port number"))?;
+            }
+            if settings.get("REDIS_DB").is_some() {
+                c.db = u32::try_from(settings.get_int("REDIS_DB")?)
+                    .map_err(|_| Failure::msg("REDIS_DB is not a database number"))?;
+            }
+            c
+        }
+    };
+    let params = settings.get_dict("REDIS_PARAMS")?;
+    for (k, v) in &params {
+        match (k.as_str(), v) {
+            ("socket_timeout", serde_json::Value::Number(n)) => {
+                config.command_timeout = n.as_f64().unwrap_or(config.command_timeout);
+            }
+            ("socket_connect_timeout", serde_json::Value::Number(n)) => {
+                config.connect_timeout = n.as_f64().unwrap_or(config.connect_timeout);
+            }
+            ("password", serde_json::Value::String(p)) => config.password = Some(p.clone()),
+            ("username", serde_json::Value::String(u)) => config.username = Some(u.clone()),
+            ("db", serde_json::Value::Number(n)) => {
+                config.db = n
+                    .as_u64()
+                    .and_then(|d| u32::try_from(d).ok())
+                    .ok_or_else(|| Failure::msg("REDIS_PARAMS db is not a database number"))?;
+            }
+            _ => {}
+        }
+    }
+    if settings.get("REDIS_MAX_BUFFERED").is_some() {
+        config.max_buffered = settings.get_usize("REDIS_MAX_BUFFERED")?.max(1);
+    }
+    Ok(config)
+}
+
+/// The crawl's one Redis connection and this process's worker id.
+#[derive(Debug)]
+pub struct SharedRedis {
+    /// The client.
+    pub client: RedisClient,
+    /// `host:pid:random`, unique per process and crawl: the owner of leases.
+    pub worker_id: String,
+}
+
+/// The crawl's shared Redis connection (made on first use from the settings).
+///
+/// # Errors
+///
+/// The crawl has no reactor, or the settings are malformed.
+pub fn shared_client(ctx: &Rc<CrawlContext>) -> Result<Rc<SharedRedis>, Failure> {
+    ctx.resource(|| {
+        let reactor = ctx.reactor().ok_or_else(|| {
+            Failure::new(NotConfigured(
+                "Redis components need a crawl with a reactor".into(),
+            ))
+        })?;
+        new_shared(reactor, &ctx.settings)
+    })
+}
+
+/// A new connection and worker id (the stats collector's own, made before the crawl
+/// context exists).
+///
+/// # Errors
+///
+/// As [`shared_client`].
+pub fn new_shared(
+    reactor: &ReactorHandle,
+    settings: &Settings,
+) -> Result<Rc<SharedRedis>, Failure> {
+    let config = redis_config(settings)?;
+    log::debug!("Redis: {}", config.display());
+    let client = RedisClient::new(reactor, config)?;
+    Ok(Rc::new(SharedRedis {
+        client,
+        worker_id: worker_id(reactor),
+    }))
+}
+
+fn worker_id(reactor: &ReactorHandle) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "host".into());
+    let nanos = reactor.clock().wall_seconds().to_bits();
+    let salt = crate::util::fx_hash(&nanos.to_le_bytes()) & 0xffff_ffff;
+    format!("{host}:{}:{salt:08x}", std::process::id())
+}
