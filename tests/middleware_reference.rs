@@ -59,9 +59,9 @@ fn context(settings: &Map<String, Value>) -> Rc<CrawlContext> {
 
 fn build(middleware: &str, ctx: &Rc<CrawlContext>) -> Result<Rc<dyn SpiderMiddleware>, Failure> {
     Ok(match middleware {
-        "depth" => Rc::new(DepthMiddleware::from_crawler(ctx)?) as Rc<dyn SpiderMiddleware>,
-        "urllength" => Rc::new(UrlLengthMiddleware::from_crawler(ctx)?) as Rc<dyn SpiderMiddleware>,
-        "httperror" => Rc::new(HttpErrorMiddleware::from_crawler(ctx)?) as Rc<dyn SpiderMiddleware>,
+        "depth" => Rc::new(DepthMiddleware::from_context(ctx)?) as Rc<dyn SpiderMiddleware>,
+        "urllength" => Rc::new(UrlLengthMiddleware::from_context(ctx)?) as Rc<dyn SpiderMiddleware>,
+        "httperror" => Rc::new(HttpErrorMiddleware::from_context(ctx)?) as Rc<dyn SpiderMiddleware>,
         other => panic!("unknown middleware {other:?} in {DATA}"),
     })
 }

@@ -25,7 +25,7 @@ fn middleware(encoding: &str) -> HttpProxyMiddleware {
         Vec::new(),
         None,
     ));
-    HttpProxyMiddleware::from_crawler(&ctx).expect("enabled by default")
+    HttpProxyMiddleware::from_context(&ctx).expect("enabled by default")
 }
 
 #[test]
@@ -93,6 +93,6 @@ fn an_unsupported_encoding_is_refused_with_a_clear_error() {
         Vec::new(),
         None,
     ));
-    let err = HttpProxyMiddleware::from_crawler(&ctx).expect_err("refused");
+    let err = HttpProxyMiddleware::from_context(&ctx).expect_err("refused");
     assert!(err.to_string().contains("HTTPPROXY_AUTH_ENCODING"), "{err}");
 }

@@ -10,6 +10,7 @@ use super::run::{
     CliError, SHUTDOWN, apply_common, exit_code, log_level_setting, logging, progress_wanted,
     run_crawl, spawn_signal_thread,
 };
+use crate::crawl::keys;
 use crate::crawl::request::Method;
 use crate::crawl::{
     CallbackResult, CrawlSpider, Item, LinkExtractor, Output, Priority, Registry, Request,
@@ -428,11 +429,11 @@ fn fetch(args: &Args) -> Result<i32, CliError> {
     // --no-redirect (Scrapy: handle_httpstatus_list = SequenceExclude(range(300, 400))).
     if args.flag("no-redirect") {
         request = request
-            .with_meta("handle_httpstatus_all", true)
-            .with_meta("dont_redirect", true);
+            .with_meta(keys::HANDLE_HTTPSTATUS_ALL, true)
+            .with_meta(keys::DONT_REDIRECT, true);
     } else {
         let all_but_3xx: Vec<u16> = (100..600).filter(|c| !(300..400).contains(c)).collect();
-        request = request.with_meta("handle_httpstatus_list", all_but_3xx);
+        request = request.with_meta(keys::HANDLE_HTTPSTATUS_LIST, all_but_3xx);
     }
     logging(args, "CRITICAL")?;
     match fetch_response(args, request, "CRITICAL")? {

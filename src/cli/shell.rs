@@ -14,6 +14,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use super::args::Args;
 use super::fetch::fetch_response;
 use super::run::{CliError, logging, one_line};
+use crate::crawl::keys;
 use crate::crawl::{Request, Response, Selection};
 
 /// `trawl shell --help`.
@@ -135,7 +136,7 @@ pub(super) fn shell(args: &Args) -> Result<i32, CliError> {
         .map_err(|e| CliError::Usage(format!("invalid URL {url:?}: {e}")))?
         .with_dont_filter(true)
         .with_errback("fetch_failed")
-        .with_meta("handle_httpstatus_all", true);
+        .with_meta(keys::HANDLE_HTTPSTATUS_ALL, true);
     logging(args, "WARNING")?;
     let response = match fetch_response(args, request, "WARNING")? {
         Some(Ok(r)) => r,

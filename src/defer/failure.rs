@@ -12,6 +12,14 @@ use std::fmt;
 use std::panic::Location;
 use std::rc::Rc;
 
+/// The last segment of a Rust type path, without generic arguments:
+/// `trawl::net::tcp::ConnectError` → `ConnectError` (how stats keys and settings name
+/// error types, as Scrapy names an exception by its class).
+pub fn short_type_name(type_name: &str) -> &str {
+    let base = type_name.split('<').next().unwrap_or(type_name);
+    base.rsplit("::").next().unwrap_or(base)
+}
+
 /// How many callback names a failure's trail keeps (the oldest are kept).
 const TRAIL_LIMIT: usize = 16;
 
@@ -164,6 +172,13 @@ impl Failure {
     /// The Rust type name of the wrapped error (`"Box<dyn Error>"` when boxed upstream).
     pub fn type_name(&self) -> &'static str {
         self.inner.type_name
+    }
+
+    /// The wrapped error's type name without its path or generic arguments
+    /// (`IgnoreRequest`): what Scrapy's stats keys name as the exception's class
+    /// (`spider_exceptions/<name>`, `retry/reason_count/<name>`).
+    pub fn short_type_name(&self) -> &'static str {
+        short_type_name(self.type_name())
     }
 
     /// Where the failure was raised.

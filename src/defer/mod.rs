@@ -68,7 +68,7 @@ mod unhandled;
 pub use deferred::{Deferred, IntoStep, Step};
 pub use failure::{
     AlreadyCalledError, CancelledError, ChainedToSelfError, ConsumedError, ErrorType, Failure,
-    FirstError, Message, PanicError, TimeoutError,
+    FirstError, Message, PanicError, TimeoutError, short_type_name,
 };
 pub use helpers::{fail, maybe_deferred, succeed};
 pub use list::{DeferredList, ListResult, gather_results, gather_results_shared};

@@ -113,7 +113,7 @@ impl Spider for LiveSpider {
     fn errback(&mut self, _name: &str, failure: &Failure, request: &Request) -> CallbackResult {
         self.seen.failures.borrow_mut().push((
             request.url().to_string(),
-            trawl::crawl::downloadermiddlewares::retry::failure_reason(failure),
+            failure.short_type_name().to_owned(),
             failure.to_string(),
         ));
         self.seen.failed_requests.borrow_mut().push(request.clone());

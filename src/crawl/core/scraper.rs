@@ -362,7 +362,7 @@ impl Scraper {
         request: &Request,
         response: Option<&Response>,
     ) {
-        let Some(crawler) = self.ctx() else {
+        let Some(ctx) = self.ctx() else {
             return;
         };
         if let Some(close) = failure.downcast_ref::<CloseSpider>() {
@@ -372,7 +372,7 @@ impl Scraper {
             } else {
                 close.reason.as_str()
             };
-            crawler.close_spider(reason);
+            ctx.close_spider(reason);
             return;
         }
         let referer = request.headers().get_str("referer").unwrap_or("None");
@@ -380,10 +380,10 @@ impl Scraper {
             "Spider error processing {request} (referer: {referer})\n{}",
             failure.describe()
         );
-        let kind = failure.type_name().rsplit("::").next().unwrap_or("Failure");
-        crawler.stats.inc("spider_exceptions/count");
-        crawler.stats.inc(&format!("spider_exceptions/{kind}"));
-        crawler.signals.send_catch_log(
+        let kind = failure.short_type_name();
+        ctx.stats.inc("spider_exceptions/count");
+        ctx.stats.inc(&format!("spider_exceptions/{kind}"));
+        ctx.signals.send_catch_log(
             Signal::SpiderError,
             SignalArgs::SpiderError {
                 failure,
@@ -556,7 +556,7 @@ impl Scraper {
         original: Option<Item>,
         resp: Option<&Response>,
     ) {
-        let Some(crawler) = self.ctx() else {
+        let Some(ctx) = self.ctx() else {
             return;
         };
         match r {
@@ -565,7 +565,7 @@ impl Scraper {
                     let from = resp.map_or_else(|| "start()".to_owned(), |r| format!("{r:?}"));
                     log::debug!("Scraped from {from}\n{item:?}");
                 }
-                crawler.signals.send_catch_log(
+                ctx.signals.send_catch_log(
                     Signal::ItemScraped,
                     SignalArgs::Item {
                         item: &item,
@@ -578,7 +578,7 @@ impl Scraper {
                 let item = original.unwrap_or_default();
                 if f.check::<DropItem>() {
                     log::warn!("Dropped: {f}\n{item:?}");
-                    crawler.signals.send_catch_log(
+                    ctx.signals.send_catch_log(
                         Signal::ItemDropped,
                         SignalArgs::Item {
                             item: &item,
@@ -588,7 +588,7 @@ impl Scraper {
                     );
                 } else {
                     log::error!("Error processing {item:?}\n{}", f.describe());
-                    crawler.signals.send_catch_log(
+                    ctx.signals.send_catch_log(
                         Signal::ItemError,
                         SignalArgs::Item {
                             item: &item,

@@ -54,58 +54,58 @@ impl Registry {
 /// The built-in downloader and spider middlewares.
 fn register_middlewares(r: &mut Registry) {
     r.register_downloader_middleware("trawl.OffsiteMiddleware", |c| {
-        Ok(Rc::new(OffsiteMiddleware::from_crawler(c)?) as Rc<dyn DownloaderMiddleware>)
+        Ok(Rc::new(OffsiteMiddleware::from_context(c)?) as Rc<dyn DownloaderMiddleware>)
     });
     r.register_downloader_middleware("trawl.RobotsTxtMiddleware", |c| {
-        Ok(RobotsTxtMiddleware::from_crawler(c)? as Rc<dyn DownloaderMiddleware>)
+        Ok(RobotsTxtMiddleware::from_context(c)? as Rc<dyn DownloaderMiddleware>)
     });
     r.register_downloader_middleware("trawl.HttpAuthMiddleware", |c| {
-        Ok(Rc::new(HttpAuthMiddleware::from_crawler(c)?) as Rc<dyn DownloaderMiddleware>)
+        Ok(Rc::new(HttpAuthMiddleware::from_context(c)?) as Rc<dyn DownloaderMiddleware>)
     });
     r.register_downloader_middleware("trawl.RetryMiddleware", |c| {
-        Ok(Rc::new(RetryMiddleware::from_crawler(c)?) as Rc<dyn DownloaderMiddleware>)
+        Ok(Rc::new(RetryMiddleware::from_context(c)?) as Rc<dyn DownloaderMiddleware>)
     });
     r.register_downloader_middleware("trawl.MetaRefreshMiddleware", |c| {
-        Ok(Rc::new(MetaRefreshMiddleware::from_crawler(c)?) as Rc<dyn DownloaderMiddleware>)
+        Ok(Rc::new(MetaRefreshMiddleware::from_context(c)?) as Rc<dyn DownloaderMiddleware>)
     });
     r.register_downloader_middleware("trawl.HttpCompressionMiddleware", |c| {
-        Ok(Rc::new(HttpCompressionMiddleware::from_crawler(c)?) as Rc<dyn DownloaderMiddleware>)
+        Ok(Rc::new(HttpCompressionMiddleware::from_context(c)?) as Rc<dyn DownloaderMiddleware>)
     });
     r.register_downloader_middleware("trawl.RedirectMiddleware", |c| {
-        Ok(Rc::new(RedirectMiddleware::from_crawler(c)?) as Rc<dyn DownloaderMiddleware>)
+        Ok(Rc::new(RedirectMiddleware::from_context(c)?) as Rc<dyn DownloaderMiddleware>)
     });
     r.register_downloader_middleware("trawl.CookiesMiddleware", |c| {
-        Ok(Rc::new(CookiesMiddleware::from_crawler(c)?) as Rc<dyn DownloaderMiddleware>)
+        Ok(Rc::new(CookiesMiddleware::from_context(c)?) as Rc<dyn DownloaderMiddleware>)
     });
     r.register_downloader_middleware("trawl.HttpProxyMiddleware", |c| {
-        Ok(Rc::new(HttpProxyMiddleware::from_crawler(c)?) as Rc<dyn DownloaderMiddleware>)
+        Ok(Rc::new(HttpProxyMiddleware::from_context(c)?) as Rc<dyn DownloaderMiddleware>)
     });
     r.register_downloader_middleware("trawl.HttpCacheMiddleware", |c| {
-        Ok(Rc::new(HttpCacheMiddleware::from_crawler(c)?) as Rc<dyn DownloaderMiddleware>)
+        Ok(Rc::new(HttpCacheMiddleware::from_context(c)?) as Rc<dyn DownloaderMiddleware>)
     });
     r.register_downloader_middleware("trawl.DownloadTimeoutMiddleware", |c| {
-        Ok(Rc::new(DownloadTimeoutMiddleware::from_crawler(c)?) as Rc<dyn DownloaderMiddleware>)
+        Ok(Rc::new(DownloadTimeoutMiddleware::from_context(c)?) as Rc<dyn DownloaderMiddleware>)
     });
     r.register_downloader_middleware("trawl.DefaultHeadersMiddleware", |c| {
-        Ok(Rc::new(DefaultHeadersMiddleware::from_crawler(c)?) as Rc<dyn DownloaderMiddleware>)
+        Ok(Rc::new(DefaultHeadersMiddleware::from_context(c)?) as Rc<dyn DownloaderMiddleware>)
     });
     r.register_downloader_middleware("trawl.UserAgentMiddleware", |c| {
-        Ok(Rc::new(UserAgentMiddleware::from_crawler(c)?) as Rc<dyn DownloaderMiddleware>)
+        Ok(Rc::new(UserAgentMiddleware::from_context(c)?) as Rc<dyn DownloaderMiddleware>)
     });
     r.register_downloader_middleware("trawl.DownloaderStats", |c| {
-        Ok(Rc::new(DownloaderStats::from_crawler(c)?) as Rc<dyn DownloaderMiddleware>)
+        Ok(Rc::new(DownloaderStats::from_context(c)?) as Rc<dyn DownloaderMiddleware>)
     });
     r.register_spider_middleware("trawl.HttpErrorMiddleware", |c| {
-        Ok(Rc::new(HttpErrorMiddleware::from_crawler(c)?) as Rc<dyn SpiderMiddleware>)
+        Ok(Rc::new(HttpErrorMiddleware::from_context(c)?) as Rc<dyn SpiderMiddleware>)
     });
     r.register_spider_middleware("trawl.RefererMiddleware", |c| {
-        Ok(Rc::new(RefererMiddleware::from_crawler(c)?) as Rc<dyn SpiderMiddleware>)
+        Ok(Rc::new(RefererMiddleware::from_context(c)?) as Rc<dyn SpiderMiddleware>)
     });
     r.register_spider_middleware("trawl.UrlLengthMiddleware", |c| {
-        Ok(Rc::new(UrlLengthMiddleware::from_crawler(c)?) as Rc<dyn SpiderMiddleware>)
+        Ok(Rc::new(UrlLengthMiddleware::from_context(c)?) as Rc<dyn SpiderMiddleware>)
     });
     r.register_spider_middleware("trawl.DepthMiddleware", |c| {
-        Ok(Rc::new(DepthMiddleware::from_crawler(c)?) as Rc<dyn SpiderMiddleware>)
+        Ok(Rc::new(DepthMiddleware::from_context(c)?) as Rc<dyn SpiderMiddleware>)
     });
 }
 
@@ -163,7 +163,7 @@ fn register_core(r: &mut Registry) {
         Ok(Rc::new(DummyStatsCollector) as Rc<dyn StatsCollector>)
     });
     r.register_handler("trawl.HTTPDownloadHandler", |c| {
-        Ok(Rc::new(HttpHandler::from_crawler(c)?) as Rc<dyn DownloadHandler>)
+        Ok(Rc::new(HttpHandler::from_context(c)?) as Rc<dyn DownloadHandler>)
     });
     r.register_handler("trawl.DataURIDownloadHandler", |_| {
         Ok(Rc::new(DataUriHandler) as Rc<dyn DownloadHandler>)

@@ -25,6 +25,7 @@ use crate::crawl::core::downloader::middleware::{
     DownloaderMiddleware, RequestOutcome, ResponseOutcome,
 };
 use crate::crawl::http::request::Request;
+use crate::crawl::http::request::keys;
 use crate::crawl::http::response::Response;
 use crate::defer::Failure;
 use crate::util::SeededMap;
@@ -134,8 +135,8 @@ impl CookiesMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        let s = &crawler.settings;
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        let s = &ctx.settings;
         if !s.get_bool("COOKIES_ENABLED")? {
             return Err(Failure::new(NotConfigured("COOKIES_ENABLED is off".into())));
         }
@@ -168,7 +169,7 @@ impl CookiesMiddleware {
     /// Runs `f` on `request`'s jar (made when it is new). `f` must not call out: the
     /// jars are borrowed while it runs.
     fn with_jar<R>(&self, request: &Request, f: impl FnOnce(&mut CookieJar) -> R) -> R {
-        match jar_key(request.meta().get("cookiejar")) {
+        match jar_key(request.meta().get(keys::COOKIEJAR)) {
             None => f(&mut self.default_jar.borrow_mut()),
             Some(key) => f(self.jars.borrow_mut().entry(key).or_default()),
         }
@@ -177,7 +178,7 @@ impl CookiesMiddleware {
 
 impl DownloaderMiddleware for CookiesMiddleware {
     fn process_request(&self, request: &mut Request) -> Result<RequestOutcome, Failure> {
-        if request.meta().get_bool("dont_merge_cookies") {
+        if request.meta().get_bool(keys::DONT_MERGE_COOKIES) {
             return Ok(RequestOutcome::Continue);
         }
         // The jar is read with the request's own URL (no copy of it): the header is
@@ -212,7 +213,7 @@ impl DownloaderMiddleware for CookiesMiddleware {
         request: &Request,
         response: Response,
     ) -> Result<ResponseOutcome, Failure> {
-        if request.meta().get_bool("dont_merge_cookies") {
+        if request.meta().get_bool(keys::DONT_MERGE_COOKIES) {
             return Ok(ResponseOutcome::Response(response));
         }
         if response.headers().get("Set-Cookie").is_none() {

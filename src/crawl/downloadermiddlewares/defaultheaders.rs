@@ -19,8 +19,8 @@ impl DefaultHeadersMiddleware {
     /// # Errors
     ///
     /// A malformed setting.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        let map = crawler.settings.get_dict("DEFAULT_REQUEST_HEADERS")?;
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        let map = ctx.settings.get_dict("DEFAULT_REQUEST_HEADERS")?;
         let headers = map
             .into_iter()
             .filter_map(|(k, v)| match v {

@@ -19,6 +19,7 @@ use url::Url;
 use crate::crawl::context::CrawlContext;
 use crate::crawl::core::downloader::middleware::{DownloaderMiddleware, RequestOutcome};
 use crate::crawl::http::request::Request;
+use crate::crawl::http::request::keys;
 use crate::defer::Failure;
 
 pub(super) fn basic(user: &str, pass: &str) -> String {
@@ -91,8 +92,8 @@ impl HttpAuthMiddleware {
     /// # Errors
     ///
     /// An invalid setting.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        let s = &crawler.settings;
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        let s = &ctx.settings;
         let first = |a: &str, b: &str| -> Result<Option<String>, Failure> {
             Ok(match s.get_str(a)? {
                 Some(v) if !v.is_empty() => Some(v),
@@ -129,11 +130,11 @@ impl DownloaderMiddleware for HttpAuthMiddleware {
         }
         // Per-request credentials (meta), for this request's own host by default.
         let meta = request.meta();
-        if meta.contains_key("http_user") || meta.contains_key("http_pass") {
+        if meta.contains_key(keys::HTTP_USER) || meta.contains_key(keys::HTTP_PASS) {
             let url = request.url().clone();
-            let user = meta.get_str("http_user").unwrap_or("").to_owned();
-            let pass = meta.get_str("http_pass").unwrap_or("").to_owned();
-            let allowed = match meta.get_str("http_auth_domain") {
+            let user = meta.get_str(keys::HTTP_USER).unwrap_or("").to_owned();
+            let pass = meta.get_str(keys::HTTP_PASS).unwrap_or("").to_owned();
+            let allowed = match meta.get_str(keys::HTTP_AUTH_DOMAIN) {
                 Some("*") | None => true,
                 Some(d) => domain_allows(&d.to_ascii_lowercase(), &url),
             };

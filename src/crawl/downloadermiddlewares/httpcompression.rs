@@ -16,6 +16,7 @@ use crate::crawl::core::downloader::middleware::{
     DownloaderMiddleware, RequestOutcome, ResponseOutcome,
 };
 use crate::crawl::http::request::Request;
+use crate::crawl::http::request::keys;
 use crate::crawl::http::response::Response;
 use crate::defer::Failure;
 
@@ -25,7 +26,7 @@ pub const ACCEPTED_ENCODINGS: &str = "gzip, deflate, br";
 /// Sends `Accept-Encoding` and counts decoded responses.
 #[derive(Debug)]
 pub struct HttpCompressionMiddleware {
-    crawler: Weak<CrawlContext>,
+    ctx: Weak<CrawlContext>,
 }
 
 impl HttpCompressionMiddleware {
@@ -34,14 +35,14 @@ impl HttpCompressionMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        if !crawler.settings.get_bool("COMPRESSION_ENABLED")? {
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        if !ctx.settings.get_bool("COMPRESSION_ENABLED")? {
             return Err(Failure::new(NotConfigured(
                 "COMPRESSION_ENABLED is off".into(),
             )));
         }
         Ok(Self {
-            crawler: Rc::downgrade(crawler),
+            ctx: Rc::downgrade(ctx),
         })
     }
 }
@@ -59,8 +60,8 @@ impl DownloaderMiddleware for HttpCompressionMiddleware {
         _request: &Request,
         response: Response,
     ) -> Result<ResponseOutcome, Failure> {
-        if response.meta().contains_key("_decoded_from")
-            && let Some(c) = self.crawler.upgrade()
+        if response.meta().contains_key(keys::DECODED_FROM)
+            && let Some(c) = self.ctx.upgrade()
         {
             c.stats.inc("httpcompression/response_count");
             c.stats.inc_value(

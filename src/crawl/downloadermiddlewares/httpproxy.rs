@@ -16,6 +16,7 @@ use crate::crawl::base::errors::NotConfigured;
 use crate::crawl::context::CrawlContext;
 use crate::crawl::core::downloader::middleware::{DownloaderMiddleware, RequestOutcome};
 use crate::crawl::http::request::Request;
+use crate::crawl::http::request::keys;
 use crate::defer::Failure;
 
 /// A proxy: its URL without credentials, and the `Proxy-Authorization` value.
@@ -148,8 +149,8 @@ impl HttpProxyMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled; an encoding other than latin-1 or utf-8.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        let s = &crawler.settings;
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        let s = &ctx.settings;
         if !s.get_bool("HTTPPROXY_ENABLED")? {
             return Err(Failure::new(NotConfigured(
                 "HTTPPROXY_ENABLED is off".into(),
@@ -201,7 +202,7 @@ impl HttpProxyMiddleware {
 impl DownloaderMiddleware for HttpProxyMiddleware {
     fn process_request(&self, request: &mut Request) -> Result<RequestOutcome, Failure> {
         let mut scheme_proxy = false;
-        let chosen: Option<Proxy> = match request.meta().get("proxy") {
+        let chosen: Option<Proxy> = match request.meta().get(keys::PROXY) {
             Some(serde_json::Value::String(p)) if !p.is_empty() => {
                 match parse_proxy(p, "http", self.encoding) {
                     Ok(p) => Some(p),
@@ -224,34 +225,34 @@ impl DownloaderMiddleware for HttpProxyMiddleware {
         };
         let meta = request.meta_mut();
         if scheme_proxy {
-            meta.insert_static("_scheme_proxy", true);
+            meta.insert_static(keys::SCHEME_PROXY, true);
         }
         let proxy_url = chosen.as_ref().map(|p| p.url.clone());
         match &proxy_url {
             Some(u) => {
-                meta.insert_static("proxy", u.as_str());
+                meta.insert_static(keys::PROXY, u.as_str());
             }
             None => {
-                if meta.get("proxy").is_some_and(|v| !v.is_null()) {
-                    meta.insert_static("proxy", serde_json::Value::Null);
+                if meta.get(keys::PROXY).is_some_and(|v| !v.is_null()) {
+                    meta.insert_static(keys::PROXY, serde_json::Value::Null);
                 }
             }
         }
-        let auth_proxy = meta.get_str("_auth_proxy").map(str::to_owned);
+        let auth_proxy = meta.get_str(keys::AUTH_PROXY).map(str::to_owned);
         if let Some(creds) = chosen.as_ref().and_then(|p| p.creds.clone()) {
             request.headers_mut().set("Proxy-Authorization", creds);
             request
                 .meta_mut()
-                .insert_static("_auth_proxy", proxy_url.unwrap_or_default());
+                .insert_static(keys::AUTH_PROXY, proxy_url.unwrap_or_default());
         } else if let Some(auth_proxy) = auth_proxy {
             if proxy_url.as_deref() != Some(auth_proxy.as_str()) {
                 request.headers_mut().remove("Proxy-Authorization");
-                request.meta_mut().remove("_auth_proxy");
+                request.meta_mut().remove(keys::AUTH_PROXY);
             }
         } else if request.headers().contains("Proxy-Authorization") {
             match proxy_url {
                 Some(u) => {
-                    request.meta_mut().insert_static("_auth_proxy", u);
+                    request.meta_mut().insert_static(keys::AUTH_PROXY, u);
                 }
                 None => {
                     request.headers_mut().remove("Proxy-Authorization");

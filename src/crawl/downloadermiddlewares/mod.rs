@@ -5,7 +5,7 @@
 //!
 //! A new one implements
 //! [`DownloaderMiddleware`](crate::crawl::downloader::middleware::DownloaderMiddleware)
-//! with a `from_crawler(&Rc<CrawlContext>)` constructor, and is registered in
+//! with a `from_context(&Rc<CrawlContext>)` constructor, and is registered in
 //! `crawler/builtins.rs`.
 
 pub mod cookies;

@@ -7,6 +7,7 @@ use crate::crawl::base::errors::{IgnoreRequest, NotConfigured};
 use crate::crawl::context::CrawlContext;
 use crate::crawl::core::downloader::middleware::{DownloaderMiddleware, RequestOutcome};
 use crate::crawl::http::request::Request;
+use crate::crawl::http::request::keys;
 use crate::defer::Failure;
 
 /// Drops requests for hosts outside the spider's `allowed_domains` (subdomains allowed);
@@ -15,7 +16,7 @@ use crate::defer::Failure;
 /// to every request, callbacks or not.)
 #[derive(Debug)]
 pub struct OffsiteMiddleware {
-    crawler: Weak<CrawlContext>,
+    ctx: Weak<CrawlContext>,
     domains: Vec<String>,
     seen: std::cell::RefCell<HashSet<String>>,
 }
@@ -26,9 +27,9 @@ impl OffsiteMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] without allowed domains.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
         let mut domains = Vec::new();
-        for d in crawler.allowed_domains() {
+        for d in ctx.allowed_domains() {
             let d = d.trim().trim_start_matches('.').to_ascii_lowercase();
             if d.is_empty() {
                 continue;
@@ -46,7 +47,7 @@ impl OffsiteMiddleware {
             return Err(Failure::new(NotConfigured("no allowed_domains".into())));
         }
         Ok(Self {
-            crawler: Rc::downgrade(crawler),
+            ctx: Rc::downgrade(ctx),
             domains,
             seen: Default::default(),
         })
@@ -68,14 +69,14 @@ impl OffsiteMiddleware {
 
 impl DownloaderMiddleware for OffsiteMiddleware {
     fn process_request(&self, request: &mut Request) -> Result<RequestOutcome, Failure> {
-        if request.dont_filter() || request.meta().get_bool("allow_offsite") {
+        if request.dont_filter() || request.meta().get_bool(keys::ALLOW_OFFSITE) {
             return Ok(RequestOutcome::Continue);
         }
         let host = request.url().host_str().unwrap_or("");
         if self.allowed(host) {
             return Ok(RequestOutcome::Continue);
         }
-        if let Some(c) = self.crawler.upgrade() {
+        if let Some(c) = self.ctx.upgrade() {
             if self.seen.borrow_mut().insert(host.to_owned()) {
                 log::debug!("Filtered offsite request to {host:?}: {request}");
                 c.stats.inc("offsite/domains");
@@ -97,7 +98,7 @@ mod tests {
         // Scrapy's host regex: `^(.*\.)?(example\.com|b\.test)$`, case-insensitive,
         // on the host with trailing dots removed (the domains are stored lower-case).
         let m = OffsiteMiddleware {
-            crawler: Weak::new(),
+            ctx: Weak::new(),
             domains: vec!["example.com".into(), "b.test".into()],
             seen: Default::default(),
         };

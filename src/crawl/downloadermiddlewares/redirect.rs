@@ -33,6 +33,7 @@ use crate::crawl::context::CrawlContext;
 use crate::crawl::core::downloader::middleware::{DownloaderMiddleware, ResponseOutcome};
 use crate::crawl::http::request::Method;
 use crate::crawl::http::request::Request;
+use crate::crawl::http::request::keys;
 use crate::crawl::http::response::Response;
 use crate::crawl::spidermiddlewares::referer::{ReferrerPolicy, fix_redirect_referer};
 use crate::defer::Failure;
@@ -67,13 +68,13 @@ pub fn build_redirect_request(request: &Request, url: Url, to_get: bool) -> Requ
     }
     let new = r.url().clone();
     let scheme_changed = old.scheme() != new.scheme();
-    if scheme_changed && r.meta().contains_key("_scheme_proxy") {
+    if scheme_changed && r.meta().contains_key(keys::SCHEME_PROXY) {
         let m = r.meta_mut();
-        m.remove("_scheme_proxy");
-        m.remove("proxy");
-        m.remove("download_slot");
-        m.remove("_slot_proxy");
-        m.remove("_auth_proxy");
+        m.remove(keys::SCHEME_PROXY);
+        m.remove(keys::PROXY);
+        m.remove(keys::DOWNLOAD_SLOT);
+        m.remove(keys::SLOT_PROXY);
+        m.remove(keys::AUTH_PROXY);
         r.headers_mut().remove("Proxy-Authorization");
     }
     let host_changed = old.host_str() != new.host_str();
@@ -93,17 +94,17 @@ pub fn build_redirect_request(request: &Request, url: Url, to_get: bool) -> Requ
 
 fn handled_status(request: &Request, status: u16) -> bool {
     let m = request.meta();
-    if m.get_bool("handle_httpstatus_all") {
+    if m.get_bool(keys::HANDLE_HTTPSTATUS_ALL) {
         return true;
     }
-    matches!(m.get("handle_httpstatus_list"), Some(Value::Array(codes))
+    matches!(m.get(keys::HANDLE_HTTPSTATUS_LIST), Some(Value::Array(codes))
         if codes.iter().any(|c| c.as_u64() == Some(u64::from(status))))
 }
 
 /// The redirect bookkeeping shared by both middlewares (Scrapy's `_redirect`).
 #[derive(Debug)]
 struct Redirector {
-    crawler: Weak<CrawlContext>,
+    ctx: Weak<CrawlContext>,
     max_times: i64,
     priority_adjust: i32,
     /// The default referrer policy, when the Referer middleware is on.
@@ -111,15 +112,15 @@ struct Redirector {
 }
 
 impl Redirector {
-    fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        let s = &crawler.settings;
+    fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        let s = &ctx.settings;
         Ok(Self {
-            crawler: Rc::downgrade(crawler),
+            ctx: Rc::downgrade(ctx),
             max_times: s.get_int("REDIRECT_MAX_TIMES")?,
             priority_adjust: i32::try_from(s.get_int("REDIRECT_PRIORITY_ADJUST")?).map_err(
                 |_| Failure::msg("REDIRECT_PRIORITY_ADJUST is out of range for a priority"),
             )?,
-            referrer_policy: crate::crawl::spidermiddlewares::referer::default_policy(crawler)?,
+            referrer_policy: crate::crawl::spidermiddlewares::referer::default_policy(ctx)?,
         })
     }
 
@@ -136,39 +137,39 @@ impl Redirector {
                 "Not following the redirect from {request} to {}: unsupported scheme",
                 redirected.url()
             );
-            if let Some(c) = self.crawler.upgrade() {
+            if let Some(c) = self.ctx.upgrade() {
                 c.stats.inc("redirect/unsupported_scheme");
             }
             return Ok(ResponseOutcome::Response(response));
         }
         let ttl = request
             .meta()
-            .get_i64("redirect_ttl")
+            .get_i64(keys::REDIRECT_TTL)
             .unwrap_or(self.max_times);
-        let times = request.meta().get_i64("redirect_times").unwrap_or(0) + 1;
-        let mut urls: Vec<Value> = match request.meta().get("redirect_urls") {
+        let times = request.meta().get_i64(keys::REDIRECT_TIMES).unwrap_or(0) + 1;
+        let mut urls: Vec<Value> = match request.meta().get(keys::REDIRECT_URLS) {
             Some(Value::Array(a)) => a.clone(),
             _ => Vec::new(),
         };
         urls.push(Value::from(request.url().as_str()));
         if ttl > 0 && times <= self.max_times {
-            let mut reasons: Vec<Value> = match request.meta().get("redirect_reasons") {
+            let mut reasons: Vec<Value> = match request.meta().get(keys::REDIRECT_REASONS) {
                 Some(Value::Array(a)) => a.clone(),
                 _ => Vec::new(),
             };
             reasons.push(reason.clone());
             let m = redirected.meta_mut();
-            m.insert_static("redirect_times", times);
-            m.insert_static("redirect_ttl", ttl - 1);
-            m.insert_static("redirect_urls", urls);
-            m.insert_static("redirect_reasons", reasons);
+            m.insert_static(keys::REDIRECT_TIMES, times);
+            m.insert_static(keys::REDIRECT_TTL, ttl - 1);
+            m.insert_static(keys::REDIRECT_URLS, urls);
+            m.insert_static(keys::REDIRECT_REASONS, reasons);
             redirected.set_dont_filter(request.dont_filter());
             redirected.set_priority(request.priority().saturating_add(self.priority_adjust));
             if let Some(policy) = self.referrer_policy {
                 fix_redirect_referer(&mut redirected, policy);
             }
             log::debug!("Redirecting ({reason}) to {redirected} from {request}");
-            if let Some(c) = self.crawler.upgrade() {
+            if let Some(c) = self.ctx.upgrade() {
                 c.stats.inc("redirect/count");
             }
             return Ok(ResponseOutcome::Request(redirected));
@@ -185,7 +186,7 @@ impl Redirector {
             "Discarding {request}: {why} (after {} redirects)",
             times - 1
         );
-        if let Some(c) = self.crawler.upgrade() {
+        if let Some(c) = self.ctx.upgrade() {
             c.stats.inc("redirect/max_reached");
         }
         Err(Failure::new(IgnoreRequest(why.into())))
@@ -204,14 +205,14 @@ impl RedirectMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled; invalid settings.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        if !crawler.settings.get_bool("REDIRECT_ENABLED")? {
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        if !ctx.settings.get_bool("REDIRECT_ENABLED")? {
             return Err(Failure::new(NotConfigured(
                 "REDIRECT_ENABLED is off".into(),
             )));
         }
         Ok(Self {
-            inner: Redirector::from_crawler(crawler)?,
+            inner: Redirector::from_context(ctx)?,
         })
     }
 }
@@ -224,7 +225,7 @@ impl DownloaderMiddleware for RedirectMiddleware {
     ) -> Result<ResponseOutcome, Failure> {
         let status = response.status();
         if !matches!(status, 301 | 302 | 303 | 307 | 308)
-            || request.meta().get_bool("dont_redirect")
+            || request.meta().get_bool(keys::DONT_REDIRECT)
             || handled_status(request, status)
         {
             return Ok(ResponseOutcome::Response(response));
@@ -238,7 +239,7 @@ impl DownloaderMiddleware for RedirectMiddleware {
             Err(e) => {
                 let location = String::from_utf8_lossy(location);
                 log::error!("Ignoring redirect from {request}: bad Location {location:?}: {e}");
-                if let Some(c) = self.inner.crawler.upgrade() {
+                if let Some(c) = self.inner.ctx.upgrade() {
                     c.stats.inc("redirect/bad_location");
                 }
                 return Ok(ResponseOutcome::Response(response));
@@ -274,8 +275,8 @@ impl MetaRefreshMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled; invalid settings.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        let s = &crawler.settings;
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        let s = &ctx.settings;
         if !s.get_bool("METAREFRESH_ENABLED")? || !s.get_bool("REDIRECT_ENABLED")? {
             return Err(Failure::new(NotConfigured(
                 "METAREFRESH_ENABLED is off".into(),
@@ -287,7 +288,7 @@ impl MetaRefreshMiddleware {
             .filter_map(|v| v.as_str().map(str::to_ascii_lowercase))
             .collect();
         Ok(Self {
-            inner: Redirector::from_crawler(crawler)?,
+            inner: Redirector::from_context(ctx)?,
             max_delay: s.get_float("METAREFRESH_MAXDELAY")?,
             ignore_tags,
         })
@@ -341,7 +342,7 @@ impl DownloaderMiddleware for MetaRefreshMiddleware {
         request: &Request,
         response: Response,
     ) -> Result<ResponseOutcome, Failure> {
-        if request.meta().get_bool("dont_redirect")
+        if request.meta().get_bool(keys::DONT_REDIRECT)
             || *request.method() == Method::Head
             || !matches!(request.url().scheme(), "http" | "https")
             || !response.is_html()

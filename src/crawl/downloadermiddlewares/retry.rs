@@ -19,8 +19,9 @@ use crate::crawl::core::downloader::middleware::{
     DownloaderMiddleware, ExceptionOutcome, ResponseOutcome,
 };
 use crate::crawl::http::request::Request;
+use crate::crawl::http::request::keys;
 use crate::crawl::http::response::Response;
-use crate::defer::Failure;
+use crate::defer::{Failure, short_type_name};
 use crate::proto::http1::status_message;
 
 /// The failure types retried by default (`RETRY_EXCEPTIONS`), by short type name: the
@@ -38,18 +39,6 @@ pub const DEFAULT_RETRY_EXCEPTIONS: &[&str] = &[
     "TunnelError",
     "Error", // std::io::Error
 ];
-
-/// The last segment of a Rust type path, without generics: `trawl::net::tcp::ConnectError`
-/// → `ConnectError`.
-pub fn short_type_name(full: &str) -> &str {
-    let base = full.split('<').next().unwrap_or(full);
-    base.rsplit("::").next().unwrap_or(base)
-}
-
-/// The name a failure is counted under in `retry/reason_count/...`.
-pub fn failure_reason(failure: &Failure) -> String {
-    short_type_name(failure.type_name()).to_owned()
-}
 
 /// Options of [`get_retry_request`]; `None` means "from meta, else settings".
 #[derive(Debug, Clone, Default)]
@@ -72,16 +61,16 @@ pub fn get_retry_request(
     reason: &str,
     options: &RetryOptions,
 ) -> Option<Request> {
-    let retry_times = request.meta().get_i64("retry_times").unwrap_or(0) + 1;
+    let retry_times = request.meta().get_i64(keys::RETRY_TIMES).unwrap_or(0) + 1;
     let max = options
         .max_retry_times
-        .or_else(|| request.meta().get_i64("max_retry_times"))
+        .or_else(|| request.meta().get_i64(keys::MAX_RETRY_TIMES))
         .unwrap_or_else(|| settings.get_int("RETRY_TIMES").unwrap_or(2));
     let base = options.stats_base_key.as_deref().unwrap_or("retry");
     if retry_times <= max {
         log::debug!("Retrying {request} (failed {retry_times} times): {reason}");
         let mut new = request.clone();
-        new.meta_mut().insert_static("retry_times", retry_times);
+        new.meta_mut().insert_static(keys::RETRY_TIMES, retry_times);
         new.set_dont_filter(true);
         let adjust = options.priority_adjust.unwrap_or_else(|| {
             settings
@@ -104,7 +93,7 @@ pub fn get_retry_request(
 /// Retries failed downloads and responses with retryable statuses.
 #[derive(Debug)]
 pub struct RetryMiddleware {
-    crawler: Weak<CrawlContext>,
+    ctx: Weak<CrawlContext>,
     codes: Vec<u16>,
     exceptions: Vec<String>,
     /// `RETRY_AFTER_MAX`: the longest `Retry-After` honoured (0: the header is ignored).
@@ -117,8 +106,8 @@ impl RetryMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled; an invalid setting.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        let s = &crawler.settings;
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        let s = &ctx.settings;
         if !s.get_bool("RETRY_ENABLED")? {
             return Err(Failure::new(NotConfigured("RETRY_ENABLED is off".into())));
         }
@@ -136,7 +125,7 @@ impl RetryMiddleware {
             })
             .collect();
         Ok(Self {
-            crawler: Rc::downgrade(crawler),
+            ctx: Rc::downgrade(ctx),
             codes,
             exceptions,
             retry_after_max: s.get_duration("RETRY_AFTER_MAX")?,
@@ -144,7 +133,7 @@ impl RetryMiddleware {
     }
 
     fn retry(&self, request: &Request, reason: &str) -> Option<Request> {
-        let c = self.crawler.upgrade()?;
+        let c = self.ctx.upgrade()?;
         get_retry_request(
             request,
             &c.settings,
@@ -161,14 +150,14 @@ impl DownloaderMiddleware for RetryMiddleware {
         request: &Request,
         response: Response,
     ) -> Result<ResponseOutcome, Failure> {
-        if request.meta().get_bool("dont_retry") || !self.codes.contains(&response.status()) {
+        if request.meta().get_bool(keys::DONT_RETRY) || !self.codes.contains(&response.status()) {
             return Ok(ResponseOutcome::Response(response));
         }
         match self.retry(request, &status_message(response.status())) {
             Some(mut r) => {
                 // Retry-After (Scrapy ignores it: scrapy#3849): the retry waits that
                 // long, and so does every request to the same download slot.
-                if let Some(c) = self.crawler.upgrade()
+                if let Some(c) = self.ctx.upgrade()
                     && let Some(wait) = crate::crawl::http::response::retry_after_seconds(
                         &response,
                         c.clock().wall_seconds(),
@@ -192,11 +181,12 @@ impl DownloaderMiddleware for RetryMiddleware {
         request: &Request,
         failure: &Failure,
     ) -> Result<ExceptionOutcome, Failure> {
-        let reason = failure_reason(failure);
-        if request.meta().get_bool("dont_retry") || !self.exceptions.contains(&reason) {
+        let reason = failure.short_type_name();
+        if request.meta().get_bool(keys::DONT_RETRY) || !self.exceptions.iter().any(|e| e == reason)
+        {
             return Ok(ExceptionOutcome::Continue);
         }
-        Ok(match self.retry(request, &reason) {
+        Ok(match self.retry(request, reason) {
             Some(r) => ExceptionOutcome::Request(r),
             None => ExceptionOutcome::Continue,
         })

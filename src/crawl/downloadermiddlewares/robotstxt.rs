@@ -25,12 +25,12 @@ use std::rc::{Rc, Weak};
 
 use url::Url;
 
-use super::retry::failure_reason;
 use crate::crawl::base::errors::{IgnoreRequest, NotConfigured};
 use crate::crawl::base::signals::{Signal, SignalArgs};
 use crate::crawl::context::CrawlContext;
 use crate::crawl::core::downloader::middleware::{DownloaderMiddleware, RequestOutcome};
 use crate::crawl::http::request::Request;
+use crate::crawl::http::request::keys;
 use crate::crawl::http::response::Response;
 use crate::crawl::util::robots::RobotsTxt;
 use crate::defer::{Deferred, Failure};
@@ -50,7 +50,7 @@ enum Entry {
 
 /// Obeys robots.txt.
 pub struct RobotsTxtMiddleware {
-    crawler: Weak<CrawlContext>,
+    ctx: Weak<CrawlContext>,
     user_agent: String,
     crawl_delay: bool,
     retry_interval: f64,
@@ -116,8 +116,8 @@ impl RobotsTxtMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when `ROBOTSTXT_OBEY` is off; invalid settings.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
-        let s = &crawler.settings;
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
+        let s = &ctx.settings;
         if !s.get_bool("ROBOTSTXT_OBEY")? {
             return Err(Failure::new(NotConfigured("ROBOTSTXT_OBEY is off".into())));
         }
@@ -128,7 +128,7 @@ impl RobotsTxtMiddleware {
         let crawl_delay = s.get_bool("ROBOTSTXT_CRAWL_DELAY")?;
         let retry_interval = s.get_duration("ROBOTSTXT_RETRY_INTERVAL")?;
         Ok(Rc::new_cyclic(|me| Self {
-            crawler: Rc::downgrade(crawler),
+            ctx: Rc::downgrade(ctx),
             user_agent,
             crawl_delay,
             retry_interval,
@@ -138,7 +138,7 @@ impl RobotsTxtMiddleware {
         }))
         .inspect(|me| {
             let weak = Rc::downgrade(me);
-            crawler.signals.connect(Signal::SpiderClosed, move |_| {
+            ctx.signals.connect(Signal::SpiderClosed, move |_| {
                 if let Some(me) = weak.upgrade() {
                     me.log_unreachable_summary();
                 }
@@ -148,7 +148,7 @@ impl RobotsTxtMiddleware {
     }
 
     fn inc(&self, key: &str) {
-        if let Some(c) = self.crawler.upgrade() {
+        if let Some(c) = self.ctx.upgrade() {
             c.stats.inc(key);
         }
     }
@@ -211,10 +211,10 @@ impl RobotsTxtMiddleware {
 
     /// Starts the download of `key`'s robots.txt.
     fn fetch(&self, key: &str, url: &Url) {
-        let Some(crawler) = self.crawler.upgrade() else {
+        let Some(ctx) = self.ctx.upgrade() else {
             return;
         };
-        let Some(engine) = crawler.engine() else {
+        let Some(engine) = ctx.engine() else {
             // No engine (a unit test): nothing can be fetched; allow.
             self.resolve(key, Rc::new(RobotsTxt::allow_all()), None);
             return;
@@ -227,12 +227,12 @@ impl RobotsTxtMiddleware {
         let _ = robots_url.set_password(None);
         let request = Request::new(robots_url)
             .with_priority(ROBOTS_PRIORITY)
-            .with_meta("dont_obey_robotstxt", true)
+            .with_meta(keys::DONT_OBEY_ROBOTSTXT, true)
             .with_dont_filter(true);
         self.entries
             .borrow_mut()
             .insert(key.to_owned(), Entry::Pending(Vec::new()));
-        crawler.stats.inc("robotstxt/request_count");
+        ctx.stats.inc("robotstxt/request_count");
         let me = self.me.clone();
         let key = key.to_owned();
         let display = request.to_string();
@@ -251,14 +251,14 @@ impl RobotsTxtMiddleware {
         match result {
             Ok(resp) => {
                 self.inc("robotstxt/response_count");
-                if let Some(c) = self.crawler.upgrade() {
+                if let Some(c) = self.ctx.upgrade() {
                     c.stats
                         .inc_joined("robotstxt/response_status_count/", resp.status());
                 }
                 let status = resp.status();
                 if (200..300).contains(&status) {
                     let robots = RobotsTxt::parse(resp.body());
-                    if let Some(c) = self.crawler.upgrade() {
+                    if let Some(c) = self.ctx.upgrade() {
                         c.signals.send_catch_log(
                             Signal::RobotsParsed,
                             SignalArgs::Robots {
@@ -288,11 +288,11 @@ impl RobotsTxtMiddleware {
             }
             Err(f) => {
                 log::error!("Error downloading {request}: {f}");
-                if let Some(c) = self.crawler.upgrade() {
+                if let Some(c) = self.ctx.upgrade() {
                     c.stats
-                        .inc_joined("robotstxt/exception_count/", failure_reason(&f));
+                        .inc_joined("robotstxt/exception_count/", f.short_type_name());
                 }
-                self.unreachable(key, &failure_reason(&f));
+                self.unreachable(key, f.short_type_name());
             }
         }
     }
@@ -305,7 +305,7 @@ impl RobotsTxtMiddleware {
             .entry(key.to_owned())
             .or_insert_with(|| (String::new(), 0))
             .0 = reason.to_owned();
-        let now = self.crawler.upgrade().map_or(0.0, |c| c.clock().seconds());
+        let now = self.ctx.upgrade().map_or(0.0, |c| c.clock().seconds());
         let prev = self.entries.borrow_mut().insert(
             key.to_owned(),
             Entry::Unreachable {
@@ -323,7 +323,7 @@ impl RobotsTxtMiddleware {
     fn resolve(&self, key: &str, robots: Rc<RobotsTxt>, delay: Option<(f64, Request)>) {
         if let Some((secs, request)) = delay
             && self.crawl_delay
-            && let Some(engine) = self.crawler.upgrade().and_then(|c| c.engine())
+            && let Some(engine) = self.ctx.upgrade().and_then(|c| c.engine())
         {
             let slot = crate::crawl::base::slots::slot_key(&request);
             log::debug!("robots.txt Crawl-delay {secs} s for slot {slot}");
@@ -343,7 +343,7 @@ impl RobotsTxtMiddleware {
 
 impl DownloaderMiddleware for RobotsTxtMiddleware {
     fn process_request(&self, request: &mut Request) -> Result<RequestOutcome, Failure> {
-        if request.meta().get_bool("dont_obey_robotstxt")
+        if request.meta().get_bool(keys::DONT_OBEY_ROBOTSTXT)
             || !matches!(request.url().scheme(), "http" | "https")
         {
             return Ok(RequestOutcome::Continue);
@@ -373,7 +373,7 @@ impl DownloaderMiddleware for RobotsTxtMiddleware {
         let Some(key) = origin_key(request.url()) else {
             return Ok(RequestOutcome::Continue);
         };
-        let now = self.crawler.upgrade().map_or(0.0, |c| c.clock().seconds());
+        let now = self.ctx.upgrade().map_or(0.0, |c| c.clock().seconds());
         let state = match self.entries.borrow().get(&key) {
             Some(Entry::Ready(r)) => Some(Ok(r.clone())),
             Some(Entry::Unreachable { retry_at }) if now < *retry_at => {

@@ -15,7 +15,7 @@ use crate::defer::Failure;
 /// (`downloader/request_count`, `downloader/response_status_count/200`...).
 #[derive(Debug)]
 pub struct DownloaderStats {
-    crawler: Weak<CrawlContext>,
+    ctx: Weak<CrawlContext>,
 }
 
 impl DownloaderStats {
@@ -24,14 +24,14 @@ impl DownloaderStats {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        if !crawler.settings.get_bool("DOWNLOADER_STATS")? {
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        if !ctx.settings.get_bool("DOWNLOADER_STATS")? {
             return Err(Failure::new(NotConfigured(
                 "DOWNLOADER_STATS is off".into(),
             )));
         }
         Ok(Self {
-            crawler: Rc::downgrade(crawler),
+            ctx: Rc::downgrade(ctx),
         })
     }
 }
@@ -59,7 +59,7 @@ fn request_size(request: &Request) -> usize {
 
 impl DownloaderMiddleware for DownloaderStats {
     fn process_request(&self, request: &mut Request) -> Result<RequestOutcome, Failure> {
-        if let Some(c) = self.crawler.upgrade() {
+        if let Some(c) = self.ctx.upgrade() {
             c.stats.inc("downloader/request_count");
             c.stats
                 .inc_joined("downloader/request_method_count/", request.method());
@@ -74,7 +74,7 @@ impl DownloaderMiddleware for DownloaderStats {
         _request: &Request,
         response: Response,
     ) -> Result<ResponseOutcome, Failure> {
-        if let Some(c) = self.crawler.upgrade() {
+        if let Some(c) = self.ctx.upgrade() {
             c.stats.inc("downloader/response_count");
             c.stats
                 .inc_joined("downloader/response_status_count/", response.status());
@@ -96,8 +96,8 @@ impl DownloaderMiddleware for DownloaderStats {
         _request: &Request,
         failure: &Failure,
     ) -> Result<ExceptionOutcome, Failure> {
-        if let Some(c) = self.crawler.upgrade() {
-            let kind = failure.type_name().rsplit("::").next().unwrap_or("Failure");
+        if let Some(c) = self.ctx.upgrade() {
+            let kind = failure.short_type_name();
             c.stats.inc("downloader/exception_count");
             c.stats
                 .inc(&format!("downloader/exception_type_count/{kind}"));

@@ -19,9 +19,9 @@ impl UserAgentMiddleware {
     /// # Errors
     ///
     /// A malformed setting.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
         Ok(Self {
-            user_agent: crawler.settings.get_str("USER_AGENT")?.unwrap_or_default(),
+            user_agent: ctx.settings.get_str("USER_AGENT")?.unwrap_or_default(),
         })
     }
 }

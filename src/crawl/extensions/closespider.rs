@@ -24,9 +24,9 @@ pub struct CloseSpider {
 }
 
 impl CloseSpider {
-    /// Builds the extension and connects it to the crawl\'s signals.
-    pub fn install(crawler: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
-        let s = &crawler.settings;
+    /// Builds the extension and connects it to the crawl's signals.
+    pub fn install(ctx: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
+        let s = &ctx.settings;
         let timeout = s.get_duration("CLOSESPIDER_TIMEOUT")?;
         let counts = [
             (
@@ -60,8 +60,8 @@ impl CloseSpider {
         });
         if pages_no_item > 0 {
             let since_item = Rc::new(Cell::new(0i64));
-            let (c, n) = (Rc::downgrade(crawler), since_item.clone());
-            crawler.signals.connect(Signal::ResponseReceived, move |_| {
+            let (c, n) = (Rc::downgrade(ctx), since_item.clone());
+            ctx.signals.connect(Signal::ResponseReceived, move |_| {
                 n.set(n.get() + 1);
                 if n.get() >= pages_no_item
                     && let Some(c) = c.upgrade()
@@ -70,7 +70,7 @@ impl CloseSpider {
                 }
                 Ok(())
             });
-            crawler.signals.connect(Signal::ItemScraped, move |_| {
+            ctx.signals.connect(Signal::ItemScraped, move |_| {
                 since_item.set(0);
                 Ok(())
             });
@@ -78,20 +78,20 @@ impl CloseSpider {
         if timeout_no_item > 0.0 {
             let items_in_period = Rc::new(Cell::new(0u64));
             let n = items_in_period.clone();
-            crawler.signals.connect(Signal::ItemScraped, move |_| {
+            ctx.signals.connect(Signal::ItemScraped, move |_| {
                 n.set(n.get() + 1);
                 Ok(())
             });
-            let (c, m) = (Rc::downgrade(crawler), me.clone());
-            crawler.signals.connect(Signal::SpiderOpened, move |_| {
-                let Some(crawler) = c.upgrade() else {
+            let (c, m) = (Rc::downgrade(ctx), me.clone());
+            ctx.signals.connect(Signal::SpiderOpened, move |_| {
+                let Some(ctx) = c.upgrade() else {
                     return Ok(());
                 };
                 log::info!(
                     "Spider will stop when no items are produced after {timeout_no_item} seconds."
                 );
-                let (weak, n) = (Rc::downgrade(&crawler), items_in_period.clone());
-                let lc = LoopingCall::new(crawler.clock(), move || {
+                let (weak, n) = (Rc::downgrade(&ctx), items_in_period.clone());
+                let lc = LoopingCall::new(ctx.clock(), move || {
                     if n.get() >= 1 {
                         n.set(0);
                     } else if let Some(c) = weak.upgrade() {
@@ -113,8 +113,8 @@ impl CloseSpider {
                 continue;
             }
             let seen = Cell::new(0i64);
-            let c = Rc::downgrade(crawler);
-            crawler.signals.connect(signal, move |_| {
+            let c = Rc::downgrade(ctx);
+            ctx.signals.connect(signal, move |_| {
                 seen.set(seen.get() + 1);
                 if seen.get() == limit
                     && let Some(engine) = c.upgrade().and_then(|c| c.engine())
@@ -125,13 +125,13 @@ impl CloseSpider {
             });
         }
         if timeout > 0.0 {
-            let (c, m) = (Rc::downgrade(crawler), me.clone());
-            crawler.signals.connect(Signal::SpiderOpened, move |_| {
-                let Some(crawler) = c.upgrade() else {
+            let (c, m) = (Rc::downgrade(ctx), me.clone());
+            ctx.signals.connect(Signal::SpiderOpened, move |_| {
+                let Some(ctx) = c.upgrade() else {
                     return Ok(());
                 };
-                let weak = Rc::downgrade(&crawler);
-                let call = crawler.clock().call_later(timeout, move || {
+                let weak = Rc::downgrade(&ctx);
+                let call = ctx.clock().call_later(timeout, move || {
                     if let Some(engine) = weak.upgrade().and_then(|c| c.engine()) {
                         let _ = engine.close_spider("closespider_timeout");
                     }
@@ -141,7 +141,7 @@ impl CloseSpider {
             });
         }
         let m = me.clone();
-        crawler.signals.connect(Signal::SpiderClosed, move |_| {
+        ctx.signals.connect(Signal::SpiderClosed, move |_| {
             let timer = m.timer.borrow_mut().take();
             if let Some(t) = timer {
                 let _ = t.cancel();

@@ -17,21 +17,21 @@ pub struct CoreStats {
 }
 
 impl CoreStats {
-    /// Builds the extension and connects it to the crawl\'s signals.
-    pub fn install(crawler: &Rc<CrawlContext>) -> Rc<Self> {
+    /// Builds the extension and connects it to the crawl's signals.
+    pub fn install(ctx: &Rc<CrawlContext>) -> Rc<Self> {
         let me = Rc::new(Self {
             start: Cell::new(0.0),
         });
-        let (c, m) = (Rc::downgrade(crawler), me.clone());
-        crawler.signals.connect(Signal::SpiderOpened, move |_| {
+        let (c, m) = (Rc::downgrade(ctx), me.clone());
+        ctx.signals.connect(Signal::SpiderOpened, move |_| {
             if let Some(c) = c.upgrade() {
                 m.start.set(c.clock().seconds());
                 c.stats.set_value("start_time", wall_clock_iso().into());
             }
             Ok(())
         });
-        let (c, m) = (Rc::downgrade(crawler), me.clone());
-        crawler.signals.connect(Signal::SpiderClosed, move |args| {
+        let (c, m) = (Rc::downgrade(ctx), me.clone());
+        ctx.signals.connect(Signal::SpiderClosed, move |args| {
             if let (Some(c), SignalArgs::SpiderClosed { reason }) = (c.upgrade(), args) {
                 let elapsed = c.clock().seconds() - m.start.get();
                 c.stats.set_value("finish_time", wall_clock_iso().into());
@@ -49,22 +49,22 @@ impl CoreStats {
             }
             Ok(())
         });
-        let c = Rc::downgrade(crawler);
-        crawler.signals.connect(Signal::ItemScraped, move |_| {
+        let c = Rc::downgrade(ctx);
+        ctx.signals.connect(Signal::ItemScraped, move |_| {
             if let Some(c) = c.upgrade() {
                 c.stats.inc("item_scraped_count");
             }
             Ok(())
         });
-        let c = Rc::downgrade(crawler);
-        crawler.signals.connect(Signal::ResponseReceived, move |_| {
+        let c = Rc::downgrade(ctx);
+        ctx.signals.connect(Signal::ResponseReceived, move |_| {
             if let Some(c) = c.upgrade() {
                 c.stats.inc("response_received_count");
             }
             Ok(())
         });
-        let c = Rc::downgrade(crawler);
-        crawler.signals.connect(Signal::ItemDropped, move |args| {
+        let c = Rc::downgrade(ctx);
+        ctx.signals.connect(Signal::ItemDropped, move |args| {
             if let Some(c) = c.upgrade() {
                 c.stats.inc("item_dropped_count");
                 let kind = match args {
@@ -73,7 +73,7 @@ impl CoreStats {
                     } if f.check::<DropItem>() => "DropItem".to_owned(),
                     SignalArgs::Item {
                         failure: Some(f), ..
-                    } => f.type_name().rsplit("::").next().unwrap_or("").to_owned(),
+                    } => f.short_type_name().to_owned(),
                     _ => "DropItem".to_owned(),
                 };
                 c.stats.inc(&format!("item_dropped_reasons_count/{kind}"));

@@ -20,9 +20,9 @@ pub struct EngineMonitor {
 }
 
 impl EngineMonitor {
-    /// Builds the extension and connects it to the crawl\'s signals.
-    pub fn install(crawler: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
-        let interval = crawler.settings.get_duration("ENGINE_MONITOR_INTERVAL")?;
+    /// Builds the extension and connects it to the crawl's signals.
+    pub fn install(ctx: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
+        let interval = ctx.settings.get_duration("ENGINE_MONITOR_INTERVAL")?;
         if interval <= 0.0 {
             return Err(Failure::new(NotConfigured(
                 "ENGINE_MONITOR_INTERVAL is 0".into(),
@@ -32,14 +32,14 @@ impl EngineMonitor {
             task: RefCell::new(None),
             reports: Cell::new(0),
         });
-        let (c, m) = (Rc::downgrade(crawler), Rc::downgrade(&me));
-        crawler.signals.connect(Signal::SpiderOpened, move |_| {
-            let Some(crawler) = c.upgrade() else {
+        let (c, m) = (Rc::downgrade(ctx), Rc::downgrade(&me));
+        ctx.signals.connect(Signal::SpiderOpened, move |_| {
+            let Some(ctx) = c.upgrade() else {
                 return Ok(());
             };
-            let weak: Weak<CrawlContext> = Rc::downgrade(&crawler);
+            let weak: Weak<CrawlContext> = Rc::downgrade(&ctx);
             let m2 = m.clone();
-            let lc = LoopingCall::new(crawler.clock(), move || {
+            let lc = LoopingCall::new(ctx.clock(), move || {
                 if let Some(engine) = weak.upgrade().and_then(|c| c.engine()) {
                     log::info!("{}", engine.status_line());
                     if let Some(m) = m2.upgrade() {
@@ -55,7 +55,7 @@ impl EngineMonitor {
             Ok(())
         });
         let m = me.clone();
-        crawler.signals.connect(Signal::SpiderClosed, move |_| {
+        ctx.signals.connect(Signal::SpiderClosed, move |_| {
             if let Some(lc) = m.task.borrow_mut().take()
                 && lc.running()
             {

@@ -27,7 +27,7 @@ use crate::crawl::base::signals::{Signal, SignalArgs};
 use crate::crawl::context::CrawlContext;
 use crate::crawl::http::request::keys;
 use crate::crawl::jobdir::JobOutput;
-use crate::crawl::util::pyjson::{PyJson, dumps_entries_into};
+use crate::crawl::util::pyjson::{PyJson, dumps_entries_into, python_number_str, python_repr};
 use crate::defer::Failure;
 
 /// A feed file format.
@@ -163,17 +163,14 @@ impl Feed {
                     .fields
                     .get_or_insert_with(|| item.keys().map(str::to_owned).collect());
                 if !self.wrote_header {
-                    let header: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
-                    out.write_all(header.join(",").as_bytes())?;
-                    out.write_all(b"\r\n")?;
+                    write_csv_row(out, fields)?;
                     self.wrote_header = true;
                 }
                 let row: Vec<String> = fields
                     .iter()
-                    .map(|f| csv_field(&csv_value(item.get(f).unwrap_or(&Value::Null))))
+                    .map(|f| csv_value(item.get(f).unwrap_or(&Value::Null)))
                     .collect();
-                out.write_all(row.join(",").as_bytes())?;
-                out.write_all(b"\r\n")?;
+                write_csv_row(out, &row)?;
             }
         }
         self.count += 1;
@@ -206,21 +203,75 @@ fn write_selected(out: &mut String, item: &Item, fields: Option<&[String]>, opts
     }
 }
 
+/// A value as Scrapy's `CsvItemExporter` writes it: a list of strings joined with
+/// `,`, any other value as Python's `str()` of it (`csv` writes `None` as nothing,
+/// `True`, `1.5`, `['a', 1]`, `{'k': 'v'}`).
 fn csv_value(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
-        Value::Array(items) => items.iter().map(csv_value).collect::<Vec<_>>().join(","),
-        other => other.to_string(),
+        Value::Bool(b) => if *b { "True" } else { "False" }.to_owned(),
+        Value::Number(n) => python_number_str(n),
+        Value::Array(items) if items.iter().all(Value::is_string) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(","),
+        other => python_repr(other),
     }
 }
 
+/// One field as Python's `csv` writes it (`QUOTE_MINIMAL`): quoted when it holds a
+/// comma, a quote or a line break, quotes doubled.
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_owned()
     }
+}
+
+/// One row as Python's `csv` writes it: a row of a single empty field is `""` (so it
+/// reads back as one field, not as an empty line).
+fn write_csv_row(out: &mut impl Write, fields: &[String]) -> std::io::Result<()> {
+    if let [only] = fields
+        && only.is_empty()
+    {
+        return out.write_all(b"\"\"\r\n");
+    }
+    let quoted: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+    out.write_all(quoted.join(",").as_bytes())?;
+    out.write_all(b"\r\n")
+}
+
+/// `FEED_EXPORT_FIELDS` as Scrapy's `getdictorlist` reads it: a list, or a string that
+/// is a JSON list or else split on commas as it is (no trimming); empty means unset.
+/// A dict (Scrapy's column renaming) is refused.
+fn fields_setting(value: Option<&Value>) -> Result<Option<Vec<String>>, Failure> {
+    let list = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(a)) => a.clone(),
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Array(a)) => a,
+            Ok(Value::Object(_)) => return Err(renaming_refused()),
+            _ => s.split(',').map(|p| Value::String(p.to_owned())).collect(),
+        },
+        Some(Value::Object(_)) => return Err(renaming_refused()),
+        Some(other) => {
+            return Err(Failure::msg(format!(
+                "FEED_EXPORT_FIELDS must be a list of field names, not {other}"
+            )));
+        }
+    };
+    let fields: Vec<String> = list
+        .into_iter()
+        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+        .collect();
+    Ok((!fields.is_empty()).then_some(fields))
+}
+
+fn renaming_refused() -> Failure {
+    Failure::msg("FEED_EXPORT_FIELDS as a dict (renaming columns) is not supported; give a list")
 }
 
 /// One feed as a part of a JOBDIR job.
@@ -274,18 +325,10 @@ pub struct FeedExporter {
 }
 
 impl FeedExporter {
-    /// Builds the extension and connects it to the crawl\'s signals.
-    pub fn install(crawler: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
-        let s = &crawler.settings;
-        let default_fields: Option<Vec<String>> = match s.get("FEED_EXPORT_FIELDS") {
-            Some(_) => Some(
-                s.get_list("FEED_EXPORT_FIELDS")?
-                    .into_iter()
-                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
-                    .collect(),
-            ),
-            None => None,
-        };
+    /// Builds the extension and connects it to the crawl's signals.
+    pub fn install(ctx: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
+        let s = &ctx.settings;
+        let default_fields = fields_setting(s.get("FEED_EXPORT_FIELDS"))?;
         let default_indent = s.get_usize("FEED_EXPORT_INDENT")?;
         let default_encoding = s
             .get("FEED_EXPORT_ENCODING")
@@ -365,8 +408,8 @@ impl FeedExporter {
             outputs: RefCell::new(Vec::new()),
         });
         let m = me.clone();
-        let c = Rc::downgrade(crawler);
-        crawler.signals.connect(Signal::SpiderOpened, move |_| {
+        let c = Rc::downgrade(ctx);
+        ctx.signals.connect(Signal::SpiderOpened, move |_| {
             let job = c.upgrade().and_then(|c| c.job().cloned());
             for feed in &m.feeds {
                 let mut f = feed.borrow_mut();
@@ -389,8 +432,8 @@ impl FeedExporter {
             Ok(())
         });
         let m = me.clone();
-        let c = Rc::downgrade(crawler);
-        crawler.signals.connect(Signal::ItemScraped, move |args| {
+        let c = Rc::downgrade(ctx);
+        ctx.signals.connect(Signal::ItemScraped, move |args| {
             if let SignalArgs::Item { item, response, .. } = args {
                 // With a JOBDIR, items wait for their request to be done.
                 let held_for = c
@@ -411,8 +454,8 @@ impl FeedExporter {
             Ok(())
         });
         let m = me.clone();
-        let c = Rc::downgrade(crawler);
-        crawler.signals.connect(Signal::SpiderClosed, move |_| {
+        let c = Rc::downgrade(ctx);
+        ctx.signals.connect(Signal::SpiderClosed, move |_| {
             for feed in &m.feeds {
                 // The signal is sent after the borrow ends (handlers may read the feed).
                 let closed = {

@@ -17,18 +17,18 @@ pub struct LogCount {
 }
 
 impl LogCount {
-    /// Builds the extension and connects it to the crawl\'s signals.
-    pub fn install(crawler: &Rc<CrawlContext>) -> Rc<Self> {
+    /// Builds the extension and connects it to the crawl's signals.
+    pub fn install(ctx: &Rc<CrawlContext>) -> Rc<Self> {
         let me = Rc::new(Self {
             at_open: Cell::new(crate::crawl::base::logging::record_counts()),
         });
         let m = me.clone();
-        crawler.signals.connect(Signal::SpiderOpened, move |_| {
+        ctx.signals.connect(Signal::SpiderOpened, move |_| {
             m.at_open.set(crate::crawl::base::logging::record_counts());
             Ok(())
         });
-        let (c, m) = (Rc::downgrade(crawler), me.clone());
-        crawler.signals.connect(Signal::SpiderClosed, move |_| {
+        let (c, m) = (Rc::downgrade(ctx), me.clone());
+        ctx.signals.connect(Signal::SpiderClosed, move |_| {
             if let Some(c) = c.upgrade() {
                 let before = m.at_open.get();
                 for (i, (level, now)) in crate::crawl::base::logging::record_counts()

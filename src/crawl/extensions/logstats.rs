@@ -18,9 +18,9 @@ pub struct LogStats {
 }
 
 impl LogStats {
-    /// Builds the extension and connects it to the crawl\'s signals.
-    pub fn install(crawler: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
-        let interval = crawler.settings.get_duration("LOGSTATS_INTERVAL")?;
+    /// Builds the extension and connects it to the crawl's signals.
+    pub fn install(ctx: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
+        let interval = ctx.settings.get_duration("LOGSTATS_INTERVAL")?;
         if interval <= 0.0 {
             return Err(Failure::new(NotConfigured("LOGSTATS_INTERVAL is 0".into())));
         }
@@ -28,13 +28,13 @@ impl LogStats {
             task: RefCell::new(None),
             opened_at: Cell::new(0.0),
         });
-        let (c, m) = (Rc::downgrade(crawler), me.clone());
-        crawler.signals.connect(Signal::SpiderOpened, move |_| {
-            let Some(crawler) = c.upgrade() else { return Ok(()) };
-            m.opened_at.set(crawler.clock().seconds());
+        let (c, m) = (Rc::downgrade(ctx), me.clone());
+        ctx.signals.connect(Signal::SpiderOpened, move |_| {
+            let Some(ctx) = c.upgrade() else { return Ok(()) };
+            m.opened_at.set(ctx.clock().seconds());
             let last = Rc::new(Cell::new((0i64, 0i64)));
-            let weak = Rc::downgrade(&crawler);
-            let lc = LoopingCall::new(crawler.clock(), move || {
+            let weak = Rc::downgrade(&ctx);
+            let lc = LoopingCall::new(ctx.clock(), move || {
                 if let Some(c) = weak.upgrade() {
                     let pages = c.stats.get_int("response_received_count");
                     let items = c.stats.get_int("item_scraped_count");
@@ -53,8 +53,8 @@ impl LogStats {
             *m.task.borrow_mut() = Some(lc);
             Ok(())
         });
-        let (c, m) = (Rc::downgrade(crawler), me.clone());
-        crawler.signals.connect(Signal::SpiderClosed, move |_| {
+        let (c, m) = (Rc::downgrade(ctx), me.clone());
+        ctx.signals.connect(Signal::SpiderClosed, move |_| {
             let task = m.task.borrow_mut().take();
             if let Some(lc) = task
                 && lc.running()

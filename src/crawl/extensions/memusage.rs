@@ -44,13 +44,13 @@ impl MemoryUsage {
     ///
     /// [`NotConfigured`] when `MEMUSAGE_ENABLED` is off or the platform has no peak RSS;
     /// invalid settings.
-    pub fn install(crawler: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
+    pub fn install(ctx: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
         if crate::util::peak_rss().is_none() {
             return Err(Failure::new(NotConfigured(
                 "MemoryUsage: no peak RSS on this platform".into(),
             )));
         }
-        Self::with_probe(crawler, Rc::new(crate::util::peak_rss))
+        Self::with_probe(ctx, Rc::new(crate::util::peak_rss))
     }
 
     /// The extension reading memory through `probe` (for tests and other platforms).
@@ -58,8 +58,8 @@ impl MemoryUsage {
     /// # Errors
     ///
     /// [`NotConfigured`] when `MEMUSAGE_ENABLED` is off; invalid settings.
-    pub fn with_probe(crawler: &Rc<CrawlContext>, probe: MemoryProbe) -> Result<Rc<Self>, Failure> {
-        let s = &crawler.settings;
+    pub fn with_probe(ctx: &Rc<CrawlContext>, probe: MemoryProbe) -> Result<Rc<Self>, Failure> {
+        let s = &ctx.settings;
         if !s.get_bool("MEMUSAGE_ENABLED")? {
             return Err(Failure::new(NotConfigured(
                 "MEMUSAGE_ENABLED is off".into(),
@@ -76,19 +76,19 @@ impl MemoryUsage {
             warned: Cell::new(false),
             task: RefCell::new(None),
         });
-        let (c, m) = (Rc::downgrade(crawler), me.clone());
-        crawler.signals.connect(Signal::SpiderOpened, move |_| {
-            let Some(crawler) = c.upgrade() else {
+        let (c, m) = (Rc::downgrade(ctx), me.clone());
+        ctx.signals.connect(Signal::SpiderOpened, move |_| {
+            let Some(ctx) = c.upgrade() else {
                 return Ok(());
             };
             if let Some(size) = (m.probe)() {
-                crawler.stats.set_value("memusage/startup", size.into());
+                ctx.stats.set_value("memusage/startup", size.into());
             }
             if interval <= 0.0 {
-                return m.check(&crawler);
+                return m.check(&ctx);
             }
-            let (weak, ext) = (Rc::downgrade(&crawler), m.clone());
-            let lc = LoopingCall::new(crawler.clock(), move || match weak.upgrade() {
+            let (weak, ext) = (Rc::downgrade(&ctx), m.clone());
+            let lc = LoopingCall::new(ctx.clock(), move || match weak.upgrade() {
                 Some(c) => ext.check(&c),
                 None => Ok(()),
             });
@@ -97,7 +97,7 @@ impl MemoryUsage {
             Ok(())
         });
         let m = me.clone();
-        crawler.signals.connect(Signal::SpiderClosed, move |_| {
+        ctx.signals.connect(Signal::SpiderClosed, move |_| {
             let task = m.task.borrow_mut().take();
             if let Some(lc) = task
                 && lc.running()
@@ -110,30 +110,27 @@ impl MemoryUsage {
     }
 
     /// One check: `memusage/max`, then the limit, then the warning.
-    fn check(&self, crawler: &Rc<CrawlContext>) -> Result<(), Failure> {
+    fn check(&self, ctx: &Rc<CrawlContext>) -> Result<(), Failure> {
         let Some(size) = (self.probe)() else {
             return Ok(());
         };
-        crawler
-            .stats
+        ctx.stats
             .max_value("memusage/max", i64::try_from(size).unwrap_or(i64::MAX));
         if self.limit > 0 {
             if size > self.limit {
-                crawler.stats.set_value("memusage/limit_reached", 1.into());
+                ctx.stats.set_value("memusage/limit_reached", 1.into());
                 log::error!(
                     "Memory usage exceeded {}MiB. Shutting down trawl...",
                     self.limit / MIB
                 );
-                crawler.close_spider("memusage_exceeded");
+                ctx.close_spider("memusage_exceeded");
             } else {
                 log::info!("Peak memory usage is {}MiB", size / MIB);
             }
         }
         if self.warning > 0 && !self.warned.get() && size > self.warning {
             self.warned.set(true);
-            crawler
-                .stats
-                .set_value("memusage/warning_reached", 1.into());
+            ctx.stats.set_value("memusage/warning_reached", 1.into());
             log::warn!("Memory usage reached {}MiB", self.warning / MIB);
         }
         Ok(())

@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 use crate::crawl::base::errors::NotConfigured;
 use crate::crawl::base::signals::{Signal, SignalArgs};
 use crate::crawl::context::CrawlContext;
+use crate::crawl::http::request::keys;
 use crate::defer::Failure;
 use crate::net::tcp::{ListeningPort, listen_tcp};
 use crate::net::{Protocol, Transport};
@@ -93,7 +94,7 @@ struct Histogram {
 
 /// The extension (see the module documentation).
 pub struct Metrics {
-    crawler: Weak<CrawlContext>,
+    ctx: Weak<CrawlContext>,
     addr: SocketAddr,
     token: Option<String>,
     interval: f64,
@@ -133,8 +134,8 @@ impl Metrics {
     /// # Errors
     ///
     /// [`NotConfigured`] without `METRICS_ADDR`; a malformed address or interval.
-    pub fn install(crawler: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
-        let s = &crawler.settings;
+    pub fn install(ctx: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
+        let s = &ctx.settings;
         let addr = match s.get("METRICS_ADDR") {
             None | Some(Value::Null) => {
                 return Err(Failure::new(NotConfigured(
@@ -162,7 +163,7 @@ impl Metrics {
         let interval = s.get_float("METRICS_INTERVAL")?.max(0.1);
         let history_len = usize::try_from(s.get_int("METRICS_HISTORY")?.max(2)).unwrap_or(2);
         let me = Rc::new(Self {
-            crawler: Rc::downgrade(crawler),
+            ctx: Rc::downgrade(ctx),
             addr,
             token,
             interval,
@@ -175,32 +176,30 @@ impl Metrics {
             served: Cell::new(0),
         });
         let m = Rc::downgrade(&me);
-        crawler.signals.connect(Signal::SpiderOpened, move |_| {
+        ctx.signals.connect(Signal::SpiderOpened, move |_| {
             if let Some(m) = m.upgrade() {
                 m.open()?;
             }
             Ok(())
         });
         let m = Rc::downgrade(&me);
-        crawler
-            .signals
-            .connect(Signal::ResponseReceived, move |args| {
-                if let (Some(m), SignalArgs::Response { request, .. }) = (m.upgrade(), args)
-                    && let Some(latency) = request.meta().get_f64("download_latency")
-                {
-                    let mut h = m.latency.borrow_mut();
-                    for (i, bound) in BUCKETS.iter().enumerate() {
-                        if latency <= *bound {
-                            h.counts[i] += 1;
-                        }
+        ctx.signals.connect(Signal::ResponseReceived, move |args| {
+            if let (Some(m), SignalArgs::Response { request, .. }) = (m.upgrade(), args)
+                && let Some(latency) = request.meta().get_f64(keys::DOWNLOAD_LATENCY)
+            {
+                let mut h = m.latency.borrow_mut();
+                for (i, bound) in BUCKETS.iter().enumerate() {
+                    if latency <= *bound {
+                        h.counts[i] += 1;
                     }
-                    h.sum += latency;
-                    h.count += 1;
                 }
-                Ok(())
-            });
+                h.sum += latency;
+                h.count += 1;
+            }
+            Ok(())
+        });
         let m = Rc::downgrade(&me);
-        crawler.signals.connect(Signal::SpiderClosed, move |_| {
+        ctx.signals.connect(Signal::SpiderClosed, move |_| {
             if let Some(m) = m.upgrade() {
                 m.close();
             }
@@ -215,14 +214,14 @@ impl Metrics {
     }
 
     fn now(&self) -> f64 {
-        self.crawler.upgrade().map_or(0.0, |c| c.clock().seconds())
+        self.ctx.upgrade().map_or(0.0, |c| c.clock().seconds())
     }
 
     fn open(self: &Rc<Self>) -> Result<(), Failure> {
-        let Some(crawler) = self.crawler.upgrade() else {
+        let Some(ctx) = self.ctx.upgrade() else {
             return Ok(());
         };
-        let reactor = crawler.require_reactor("METRICS_ADDR")?.clone();
+        let reactor = ctx.require_reactor("METRICS_ADDR")?.clone();
         let me = Rc::downgrade(self);
         let port = listen_tcp(
             &reactor,
@@ -245,14 +244,13 @@ impl Metrics {
         })?;
         let local = port.local_addr();
         log::info!("Metrics on http://{local}/ (Prometheus: http://{local}/metrics)");
-        crawler
-            .stats
+        ctx.stats
             .set_value("metrics/url", Value::String(format!("http://{local}/")));
         *self.port.borrow_mut() = Some(port);
         self.opened_at.set(self.now());
         self.sample();
         let me = Rc::downgrade(self);
-        let lc = LoopingCall::new(crawler.clock(), move || {
+        let lc = LoopingCall::new(ctx.clock(), move || {
             if let Some(m) = me.upgrade() {
                 m.sample();
             }
@@ -275,16 +273,10 @@ impl Metrics {
     }
 
     fn sample(&self) {
-        let Some(crawler) = self.crawler.upgrade() else {
+        let Some(ctx) = self.ctx.upgrade() else {
             return;
         };
-        let stat = |k: &str| {
-            crawler
-                .stats
-                .get_value(k)
-                .and_then(|v| v.as_u64())
-                .unwrap_or(0)
-        };
+        let stat = |k: &str| ctx.stats.get_value(k).and_then(|v| v.as_u64()).unwrap_or(0);
         let t = self.now() - self.opened_at.get();
         let mut h = self.history.borrow_mut();
         h.push_back((
@@ -354,7 +346,7 @@ impl Metrics {
     }
 
     fn slots(&self) -> Vec<(String, usize, usize, usize)> {
-        let Some(engine) = self.crawler.upgrade().and_then(|c| c.engine()) else {
+        let Some(engine) = self.ctx.upgrade().and_then(|c| c.engine()) else {
             return Vec::new();
         };
         let mut slots: Vec<(String, usize, usize, usize)> = engine
@@ -371,10 +363,10 @@ impl Metrics {
     /// The Prometheus text format (0.0.4).
     pub fn prometheus(&self) -> String {
         let mut out = String::new();
-        let Some(crawler) = self.crawler.upgrade() else {
+        let Some(ctx) = self.ctx.upgrade() else {
             return out;
         };
-        let spider = escape_label(crawler.spider_name());
+        let spider = escape_label(ctx.spider_name());
         let mut typed: Vec<String> = Vec::new();
         let mut declare = |out: &mut String, name: &str, kind: &str, help: &str| {
             if !typed.iter().any(|t| t == name) {
@@ -382,7 +374,7 @@ impl Metrics {
                 typed.push(name.to_owned());
             }
         };
-        for (key, value) in crawler.stats.get_stats() {
+        for (key, value) in ctx.stats.get_stats() {
             let Some(n) = value.as_f64() else {
                 continue;
             };
@@ -417,7 +409,7 @@ impl Metrics {
             declare(&mut out, &name, kind, &format!("Scrapy stat {key}"));
             let _ = writeln!(out, "{name}{{spider=\"{spider}\"}} {}", number(n));
         }
-        if let Some(engine) = crawler.engine() {
+        if let Some(engine) = ctx.engine() {
             let g = engine.gauges();
             for (name, help, v) in [
                 (
@@ -519,13 +511,13 @@ impl Metrics {
 
     /// What the status page draws: stats, gauges, slots, the samples.
     pub fn json(&self) -> Value {
-        let Some(crawler) = self.crawler.upgrade() else {
+        let Some(ctx) = self.ctx.upgrade() else {
             return json!({});
         };
-        let gauges = crawler.engine().map(|e| e.gauges()).unwrap_or_default();
-        let stats: serde_json::Map<String, Value> = crawler.stats.get_stats().into_iter().collect();
+        let gauges = ctx.engine().map(|e| e.gauges()).unwrap_or_default();
+        let stats: serde_json::Map<String, Value> = ctx.stats.get_stats().into_iter().collect();
         json!({
-            "spider": crawler.spider_name(),
+            "spider": ctx.spider_name(),
             "uptime": self.now() - self.opened_at.get(),
             "interval": self.interval,
             "stats": stats,

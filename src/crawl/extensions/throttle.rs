@@ -21,13 +21,14 @@ use crate::crawl::base::signals::{Signal, SignalArgs};
 use crate::crawl::base::slots::slot_key;
 use crate::crawl::context::CrawlContext;
 use crate::crawl::http::request::Request;
+use crate::crawl::http::request::keys;
 use crate::crawl::http::response::Response;
 use crate::defer::Failure;
 
 /// The AutoThrottle extension.
 #[derive(Debug)]
 pub struct AutoThrottle {
-    crawler: Weak<CrawlContext>,
+    ctx: Weak<CrawlContext>,
     target_concurrency: f64,
     min_delay: f64,
     max_delay: f64,
@@ -43,8 +44,8 @@ impl AutoThrottle {
     ///
     /// [`NotConfigured`] when disabled; an invalid setting (a target concurrency that
     /// is not positive).
-    pub fn install(crawler: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
-        let s = &crawler.settings;
+    pub fn install(ctx: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
+        let s = &ctx.settings;
         if !s.get_bool("AUTOTHROTTLE_ENABLED")? {
             return Err(Failure::new(NotConfigured(
                 "AUTOTHROTTLE_ENABLED is off".into(),
@@ -58,7 +59,7 @@ impl AutoThrottle {
         }
         let min_delay = s.get_duration("DOWNLOAD_DELAY")?;
         let me = Rc::new(Self {
-            crawler: Rc::downgrade(crawler),
+            ctx: Rc::downgrade(ctx),
             target_concurrency,
             min_delay,
             max_delay: s.get_duration("AUTOTHROTTLE_MAX_DELAY")?,
@@ -66,17 +67,16 @@ impl AutoThrottle {
             debug: s.get_bool("AUTOTHROTTLE_DEBUG")?,
         });
         let m = Rc::downgrade(&me);
-        crawler.signals.connect(Signal::SpiderOpened, move |_| {
+        ctx.signals.connect(Signal::SpiderOpened, move |_| {
             if let Some(m) = m.upgrade()
-                && let Some(engine) = m.crawler.upgrade().and_then(|c| c.engine())
+                && let Some(engine) = m.ctx.upgrade().and_then(|c| c.engine())
             {
                 engine.downloader().set_default_delay(m.start_delay);
             }
             Ok(())
         });
         let m = Rc::downgrade(&me);
-        crawler
-            .signals
+        ctx.signals
             .connect(Signal::ResponseDownloaded, move |args| {
                 if let (Some(m), SignalArgs::Response { response, request }) = (m.upgrade(), args) {
                     m.response_downloaded(response, request);
@@ -100,13 +100,13 @@ impl AutoThrottle {
 
     fn response_downloaded(&self, response: &Response, request: &Request) {
         let meta = request.meta();
-        let Some(latency) = meta.get_f64("download_latency") else {
+        let Some(latency) = meta.get_f64(keys::DOWNLOAD_LATENCY) else {
             return;
         };
-        if meta.get_bool("autothrottle_dont_adjust_delay") {
+        if meta.get_bool(keys::AUTOTHROTTLE_DONT_ADJUST_DELAY) {
             return;
         }
-        let Some(engine) = self.crawler.upgrade().and_then(|c| c.engine()) else {
+        let Some(engine) = self.ctx.upgrade().and_then(|c| c.engine()) else {
             return;
         };
         let key = slot_key(request);

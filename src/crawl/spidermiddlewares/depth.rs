@@ -6,6 +6,7 @@ use std::rc::{Rc, Weak};
 use crate::crawl::context::CrawlContext;
 use crate::crawl::core::spidermw::SpiderMiddleware;
 use crate::crawl::http::request::Request;
+use crate::crawl::http::request::keys;
 use crate::crawl::http::response::Response;
 use crate::crawl::spiders::outputs::{Output, Outputs};
 use crate::defer::Failure;
@@ -23,7 +24,7 @@ pub struct DepthMiddleware {
 
 #[derive(Debug)]
 struct DepthConfig {
-    crawler: Weak<CrawlContext>,
+    ctx: Weak<CrawlContext>,
     max_depth: i64,
     priority: i64,
     verbose: bool,
@@ -36,11 +37,11 @@ impl DepthMiddleware {
     /// # Errors
     ///
     /// Invalid settings.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        let s = &crawler.settings;
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        let s = &ctx.settings;
         Ok(Self {
             config: Rc::new(DepthConfig {
-                crawler: Rc::downgrade(crawler),
+                ctx: Rc::downgrade(ctx),
                 max_depth: s.get_int("DEPTH_LIMIT")?,
                 priority: s.get_int("DEPTH_PRIORITY")?,
                 verbose: s.get_bool("DEPTH_STATS_VERBOSE")?,
@@ -59,12 +60,12 @@ impl DepthConfig {
         parent_depth: i64,
         c: Option<&CrawlContext>,
     ) -> bool {
-        let reset = r.meta().get("depth_reset").is_some()
+        let reset = r.meta().get(keys::DEPTH_RESET).is_some()
             && r.meta_mut()
-                .remove("depth_reset")
+                .remove(keys::DEPTH_RESET)
                 .is_some_and(|v| truthy(&v));
         let depth = if reset { 0 } else { parent_depth + 1 };
-        r.meta_mut().insert_static("depth", depth);
+        r.meta_mut().insert_static(keys::DEPTH, depth);
         if self.priority != 0 {
             let p = i64::from(r.priority()) - depth * self.priority;
             r.set_priority(i32::try_from(p).unwrap_or(if p < 0 { i32::MIN } else { i32::MAX }));
@@ -107,8 +108,8 @@ fn truthy(v: &serde_json::Value) -> bool {
 
 /// Removes the `depth_reset` key from a start request (Scrapy consumes it there too).
 fn pop_depth_reset(r: &mut Request) {
-    if r.meta().get("depth_reset").is_some() {
-        r.meta_mut().remove("depth_reset");
+    if r.meta().get(keys::DEPTH_RESET).is_some() {
+        r.meta_mut().remove(keys::DEPTH_RESET);
     }
 }
 
@@ -139,10 +140,9 @@ impl SpiderMiddleware for DepthMiddleware {
             pop_depth_reset(r);
             return true;
         };
-        let parent_depth = response.meta().get_i64("depth").unwrap_or(0);
-        let crawler = self.config.crawler.upgrade();
-        self.config
-            .process_request(r, parent_depth, crawler.as_deref())
+        let parent_depth = response.meta().get_i64(keys::DEPTH).unwrap_or(0);
+        let ctx = self.config.ctx.upgrade();
+        self.config.process_request(r, parent_depth, ctx.as_deref())
     }
 
     fn process_spider_output(
@@ -155,11 +155,11 @@ impl SpiderMiddleware for DepthMiddleware {
             return pop_depth_resets(outputs);
         };
         let config = self.config.clone();
-        let parent_depth = match response.meta().get_i64("depth") {
+        let parent_depth = match response.meta().get_i64(keys::DEPTH) {
             Some(depth) => depth,
             None => {
                 if config.verbose
-                    && let Some(c) = config.crawler.upgrade()
+                    && let Some(c) = config.ctx.upgrade()
                 {
                     c.stats.inc("request_depth_count/0");
                 }
@@ -168,9 +168,9 @@ impl SpiderMiddleware for DepthMiddleware {
         };
         Box::new(outputs.filter_map(move |o| match o {
             Ok(Output::Request(mut r)) => {
-                let crawler = config.crawler.upgrade();
+                let ctx = config.ctx.upgrade();
                 config
-                    .process_request(&mut r, parent_depth, crawler.as_deref())
+                    .process_request(&mut r, parent_depth, ctx.as_deref())
                     .then_some(Ok(Output::Request(r)))
             }
             other => Some(other),

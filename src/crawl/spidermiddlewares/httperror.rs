@@ -5,6 +5,7 @@ use std::rc::{Rc, Weak};
 
 use crate::crawl::context::CrawlContext;
 use crate::crawl::core::spidermw::SpiderMiddleware;
+use crate::crawl::http::request::keys;
 use crate::crawl::http::response::Response;
 use crate::crawl::spiders::outputs::Output;
 use crate::defer::Failure;
@@ -38,7 +39,7 @@ impl std::error::Error for HttpError {}
 /// `httperror/response_ignored_status_count/<code>`.
 #[derive(Debug)]
 pub struct HttpErrorMiddleware {
-    crawler: Weak<CrawlContext>,
+    ctx: Weak<CrawlContext>,
     allow_all: bool,
     allowed: Vec<i64>,
 }
@@ -49,11 +50,11 @@ impl HttpErrorMiddleware {
     /// # Errors
     ///
     /// Invalid settings.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
         Ok(Self {
-            crawler: Rc::downgrade(crawler),
-            allow_all: crawler.settings.get_bool("HTTPERROR_ALLOW_ALL")?,
-            allowed: crawler.settings.get_int_list("HTTPERROR_ALLOWED_CODES")?,
+            ctx: Rc::downgrade(ctx),
+            allow_all: ctx.settings.get_bool("HTTPERROR_ALLOW_ALL")?,
+            allowed: ctx.settings.get_int_list("HTTPERROR_ALLOWED_CODES")?,
         })
     }
 }
@@ -65,18 +66,18 @@ impl SpiderMiddleware for HttpErrorMiddleware {
             return Ok(());
         }
         let meta = response.meta();
-        if meta.get_bool("handle_httpstatus_all") {
+        if meta.get_bool(keys::HANDLE_HTTPSTATUS_ALL) {
             return Ok(());
         }
         let status_i64 = i64::from(status);
-        let listed = match meta.get("handle_httpstatus_list") {
+        let listed = match meta.get(keys::HANDLE_HTTPSTATUS_LIST) {
             Some(serde_json::Value::Array(codes)) => {
                 codes.iter().any(|c| c.as_i64() == Some(status_i64))
             }
             Some(_) => false,
             None if self.allow_all => true,
             None => match self
-                .crawler
+                .ctx
                 .upgrade()
                 .and_then(|c| c.spider_handle_httpstatus_list())
             {
@@ -99,7 +100,7 @@ impl SpiderMiddleware for HttpErrorMiddleware {
         failure: &Failure,
     ) -> Option<Vec<Output>> {
         let e = failure.downcast_ref::<HttpError>()?;
-        if let Some(c) = self.crawler.upgrade() {
+        if let Some(c) = self.ctx.upgrade() {
             c.stats.inc("httperror/response_ignored_count");
             c.stats.inc(&format!(
                 "httperror/response_ignored_status_count/{}",

@@ -3,7 +3,7 @@
 //! `SPIDER_MIDDLEWARES_BASE` orders them.
 //!
 //! A new one implements [`SpiderMiddleware`](crate::crawl::spidermw::SpiderMiddleware)
-//! with a `from_crawler(&Rc<CrawlContext>)` constructor, and is registered in
+//! with a `from_context(&Rc<CrawlContext>)` constructor, and is registered in
 //! `crawler/builtins.rs`.
 
 pub mod depth;

@@ -17,6 +17,7 @@ use crate::crawl::base::errors::NotConfigured;
 use crate::crawl::context::CrawlContext;
 use crate::crawl::core::spidermw::SpiderMiddleware;
 use crate::crawl::http::request::Request;
+use crate::crawl::http::request::keys;
 use crate::crawl::http::response::Response;
 use crate::crawl::http::response::ResponseId;
 use crate::defer::Failure;
@@ -262,7 +263,7 @@ pub fn fix_redirect_referer(request: &mut Request, default: ReferrerPolicy) {
     };
     let policy = request
         .meta()
-        .get_str("referrer_policy")
+        .get_str(keys::REFERRER_POLICY)
         .and_then(ReferrerPolicy::from_name)
         .unwrap_or(default);
     match policy.referrer(&parent, request.url()) {
@@ -279,8 +280,8 @@ pub fn fix_redirect_referer(request: &mut Request, default: ReferrerPolicy) {
 /// # Errors
 ///
 /// An unknown policy name.
-pub fn default_policy(crawler: &CrawlContext) -> Result<Option<ReferrerPolicy>, Failure> {
-    let s = &crawler.settings;
+pub fn default_policy(ctx: &CrawlContext) -> Result<Option<ReferrerPolicy>, Failure> {
+    let s = &ctx.settings;
     if !s.get_bool("REFERER_ENABLED")? {
         return Ok(None);
     }
@@ -305,8 +306,8 @@ impl RefererMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when disabled; an unknown policy.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        match default_policy(crawler)? {
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        match default_policy(ctx)? {
             Some(default) => Ok(Self::new(default)),
             None => Err(Failure::new(NotConfigured("REFERER_ENABLED is off".into()))),
         }
@@ -350,7 +351,7 @@ impl SpiderMiddleware for RefererMiddleware {
         });
         let policy = r
             .meta()
-            .get_str("referrer_policy")
+            .get_str(keys::REFERRER_POLICY)
             .and_then(ReferrerPolicy::from_name)
             .or(*header_policy)
             .unwrap_or(self.default);

@@ -14,7 +14,7 @@ use crate::defer::Failure;
 /// `urllength/request_ignored_count`.
 #[derive(Debug)]
 pub struct UrlLengthMiddleware {
-    crawler: Weak<CrawlContext>,
+    ctx: Weak<CrawlContext>,
     limit: usize,
 }
 
@@ -24,13 +24,13 @@ impl UrlLengthMiddleware {
     /// # Errors
     ///
     /// [`NotConfigured`] when the limit is 0.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        let limit = crawler.settings.get_usize("URLLENGTH_LIMIT")?;
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        let limit = ctx.settings.get_usize("URLLENGTH_LIMIT")?;
         if limit == 0 {
             return Err(Failure::new(NotConfigured("URLLENGTH_LIMIT is 0".into())));
         }
         Ok(Self {
-            crawler: Rc::downgrade(crawler),
+            ctx: Rc::downgrade(ctx),
             limit,
         })
     }
@@ -52,7 +52,7 @@ impl SpiderMiddleware for UrlLengthMiddleware {
             self.limit,
             r.url_str()
         );
-        if let Some(c) = self.crawler.upgrade() {
+        if let Some(c) = self.ctx.upgrade() {
             c.stats.inc("urllength/request_ignored_count");
         }
         false

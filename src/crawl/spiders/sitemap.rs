@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::outputs::{CallbackResult, Output};
 use super::spider::Spider;
 use crate::crawl::http::request::Request;
+use crate::crawl::http::request::keys;
 use crate::crawl::http::response::Response;
 use crate::crawl::util::sitemap::{
     SitemapType, gunzip_limited, parse_sitemap, sitemap_urls_from_robots,
@@ -104,7 +105,7 @@ impl<S: Spider> SitemapSpider<S> {
         if body.starts_with(&[0x1f, 0x8b]) {
             let max = response
                 .meta()
-                .get_i64("download_maxsize")
+                .get_i64(keys::DOWNLOAD_MAXSIZE)
                 .and_then(|v| u64::try_from(v).ok())
                 .or(self.max_size)
                 .unwrap_or(1024 * 1024 * 1024);

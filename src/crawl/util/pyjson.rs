@@ -272,6 +272,114 @@ fn escaped(b: u8, ascii: bool) -> bool {
     b < 0x20 || b == b'"' || b == b'\\' || (ascii && b >= 0x7f)
 }
 
+/// Python's `repr()` of a JSON value as Python holds it: `str` in single quotes
+/// (double quotes when it holds a `'` and no `"`), `None`, `True` / `False`, `int`, `float`
+/// (`repr(float)`), `list` as `[a, b]`, `dict` as `{'k': v}` in insertion order.
+pub fn python_repr(value: &Value) -> String {
+    let mut out = String::new();
+    push_repr(&mut out, value);
+    out
+}
+
+fn push_repr(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("None"),
+        Value::Bool(true) => out.push_str("True"),
+        Value::Bool(false) => out.push_str("False"),
+        Value::Number(n) => push_number(out, n),
+        Value::String(s) => push_str_repr(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                push_repr(out, v);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                push_str_repr(out, k);
+                out.push_str(": ");
+                push_repr(out, v);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Python's `str()` of a JSON number: an integer's digits, or `repr(float)`.
+pub fn python_number_str(n: &serde_json::Number) -> String {
+    let mut out = String::new();
+    push_number(&mut out, n);
+    out
+}
+
+fn push_number(out: &mut String, n: &serde_json::Number) {
+    if n.is_f64() {
+        out.push_str(&python_float_repr(n.as_f64().unwrap_or_default()));
+    } else {
+        out.push_str(&n.to_string());
+    }
+}
+
+/// Python's `repr(str)` (CPython's `unicode_repr`): backslash, the quote, `\t`, `\n`,
+/// `\r` escaped; other characters that are not printable as `\xhh`, `\uhhhh` or
+/// `\Uhhhhhhhh`.
+fn push_str_repr(out: &mut String, s: &str) {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if is_printable(c) => out.push(c),
+            c => {
+                let n = u32::from(c);
+                let (prefix, width) = match n {
+                    0..=0xff => ("\\x", 2),
+                    0x100..=0xffff => ("\\u", 4),
+                    _ => ("\\U", 8),
+                };
+                out.push_str(prefix);
+                out.push_str(&format!("{n:0width$x}"));
+            }
+        }
+    }
+    out.push(quote);
+}
+
+/// Python's `str.isprintable()` for one character: not a control (Cc), format (Cf),
+/// private-use (Co) character, nor a separator (Zs, Zl, Zp) other than the space.
+/// Unassigned code points (Cn), which Python also escapes, are kept (DESIGN.md §15).
+fn is_printable(c: char) -> bool {
+    let n = u32::from(c);
+    if n < 0x7f {
+        return n >= 0x20;
+    }
+    !matches!(n,
+        0x7f..=0xa0 | 0xad | 0x600..=0x605 | 0x61c | 0x6dd | 0x70f | 0x890..=0x891
+        | 0x8e2 | 0x1680 | 0x180e | 0x2000..=0x200f | 0x2028..=0x202f | 0x205f..=0x2064
+        | 0x2066..=0x206f | 0x3000 | 0xe000..=0xf8ff | 0xfeff | 0xfff9..=0xfffb
+        | 0x110bd | 0x110cd | 0x13430..=0x1343f | 0x1bca0..=0x1bca3 | 0x1d173..=0x1d17a
+        | 0xe0001 | 0xe0020..=0xe007f | 0xf0000..=0xffffd | 0x100000..=0x10fffd)
+}
+
 /// Python's `repr(float)`: the shortest round-trip digits, fixed notation for
 /// decimal exponents in [-4, 16), scientific (`1e+16`, `1.5e-05`) otherwise.
 pub fn python_float_repr(f: f64) -> String {
@@ -290,6 +398,37 @@ pub fn python_float_repr(f: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// CPython's `repr()` of values recorded in `tests/data/feeds/python_repr.json`
+    /// (`record_repr.py`): quotes, escapes, the characters `str.isprintable()` rejects
+    /// (controls, format characters, separators, private use) and numbers.
+    #[test]
+    fn python_repr_matches_cpython() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/feeds/python_repr.json"
+        );
+        let text = std::fs::read_to_string(path).expect("python_repr.json");
+        let data: Value = serde_json::from_str(&text).expect("json");
+        let cases = data["cases"].as_array().expect("cases");
+        assert_eq!(cases.len(), data["count"].as_u64().expect("count") as usize);
+        assert!(cases.len() > 70);
+        let bad: Vec<String> = cases
+            .iter()
+            .filter(|c| python_repr(&c["value"]) != c["repr"].as_str().expect("repr"))
+            .map(|c| {
+                format!(
+                    "{}: {} != {}",
+                    c["value"],
+                    python_repr(&c["value"]),
+                    c["repr"]
+                )
+            })
+            .collect();
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
     #[test]
     fn the_word_scan_finds_what_the_byte_scan_finds() {
         // Every escapable byte and its neighbours, at every offset of a 24-byte text,

@@ -15,6 +15,7 @@ use crate::crawl::base::errors::StopDownload;
 use crate::crawl::base::signals::{Signal, SignalArgs};
 use crate::crawl::context::CrawlContext;
 use crate::crawl::http::request::Request;
+use crate::crawl::http::request::keys;
 use crate::crawl::http::response::Response;
 use crate::crawl::http::response::ResponseBuilder;
 use crate::defer::{Deferred, Failure};
@@ -58,7 +59,7 @@ pub trait DownloadHandler {
 #[derive(Debug)]
 pub struct HttpHandler {
     client: HttpClient,
-    crawler: std::rc::Weak<CrawlContext>,
+    ctx: std::rc::Weak<CrawlContext>,
     timeout: f64,
     maxsize: u64,
     warnsize: u64,
@@ -73,11 +74,11 @@ impl HttpHandler {
     /// # Errors
     ///
     /// No reactor (a test without I/O), or invalid settings.
-    pub fn from_crawler(crawler: &Rc<CrawlContext>) -> Result<Self, Failure> {
-        let reactor = crawler
+    pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
+        let reactor = ctx
             .reactor()
             .ok_or_else(|| Failure::msg("the HTTP download handler needs a reactor"))?;
-        let s = &crawler.settings;
+        let s = &ctx.settings;
         let mut config = HttpClientConfig::new()?;
         config.max_idle_per_key = s.get_usize("CONCURRENT_REQUESTS_PER_DOMAIN")?.max(1);
         config.resolver = ResolverConfig {
@@ -88,7 +89,7 @@ impl HttpHandler {
         };
         Ok(Self {
             client: HttpClient::new(reactor, config),
-            crawler: Rc::downgrade(crawler),
+            ctx: Rc::downgrade(ctx),
             timeout: s.get_duration("DOWNLOAD_TIMEOUT")?,
             maxsize: u64::try_from(s.get_int("DOWNLOAD_MAXSIZE")?).unwrap_or(0),
             warnsize: u64::try_from(s.get_int("DOWNLOAD_WARNSIZE")?).unwrap_or(0),
@@ -108,7 +109,7 @@ impl HttpHandler {
         let meta = request.meta();
         let mut url = request.url().clone();
         url.set_fragment(None);
-        let proxy = match meta.get_str("proxy") {
+        let proxy = match meta.get_str(keys::PROXY) {
             Some(p) if !p.is_empty() => match url::Url::parse(p) {
                 Ok(u) => Some(u),
                 Err(e) => return Err(Failure::msg(format!("invalid proxy {p:?}: {e}"))),
@@ -120,19 +121,19 @@ impl HttpHandler {
             url,
             headers: request.headers().clone(),
             body: request.body().to_vec(),
-            timeout: meta.get_f64("download_timeout").unwrap_or(self.timeout),
+            timeout: meta.get_f64(keys::DOWNLOAD_TIMEOUT).unwrap_or(self.timeout),
             maxsize: meta
-                .get_i64("download_maxsize")
+                .get_i64(keys::DOWNLOAD_MAXSIZE)
                 .and_then(|v| u64::try_from(v).ok())
                 .unwrap_or(self.maxsize),
             warnsize: meta
-                .get_i64("download_warnsize")
+                .get_i64(keys::DOWNLOAD_WARNSIZE)
                 .and_then(|v| u64::try_from(v).ok())
                 .unwrap_or(self.warnsize),
             proxy,
-            verify_tls: self.verify && !meta.get_bool("dont_verify_ssl"),
+            verify_tls: self.verify && !meta.get_bool(keys::DONT_VERIFY_SSL),
             decode_content: self.decode,
-            fail_on_dataloss: match meta.get("download_fail_on_dataloss") {
+            fail_on_dataloss: match meta.get(keys::DOWNLOAD_FAIL_ON_DATALOSS) {
                 Some(v) => v.as_bool().unwrap_or(true),
                 None => self.fail_on_dataloss,
             },
@@ -156,13 +157,13 @@ impl DownloadHandler for HttpHandler {
         };
         // Only a crawl that listens to the streaming signals pays for them.
         let mut stopped: Option<Rc<std::cell::Cell<Option<bool>>>> = None;
-        if let Some(c) = self.crawler.upgrade()
+        if let Some(c) = self.ctx.upgrade()
             && (c.signals.has_receivers(Signal::HeadersReceived)
                 || c.signals.has_receivers(Signal::BytesReceived))
         {
             let flag = stopped.insert(Rc::default()).clone();
             http.observer = Some(Observer(Rc::new(SignalObserver {
-                crawler: self.crawler.clone(),
+                ctx: self.ctx.clone(),
                 request: request.clone(),
                 stopped: flag,
             })));
@@ -177,10 +178,10 @@ impl DownloadHandler for HttpHandler {
             let mut request = request;
             request
                 .meta_mut()
-                .insert_static("download_latency", r.latency);
+                .insert_static(keys::DOWNLOAD_LATENCY, r.latency);
             let mut flags: Vec<String> = r.flags.iter().map(|f| (*f).to_owned()).collect();
             if let Some(enc) = &r.decoded_from {
-                request.meta_mut().insert("_decoded_from", enc.as_str());
+                request.meta_mut().insert(keys::DECODED_FROM, enc.as_str());
                 flags.retain(|f| f != "decoded");
             }
             let response = ResponseBuilder {
@@ -214,7 +215,7 @@ impl DownloadHandler for HttpHandler {
         self.client.close_idle();
         let waits = self.client.fd_exhausted_waits();
         if waits > 0
-            && let Some(c) = self.crawler.upgrade()
+            && let Some(c) = self.ctx.upgrade()
         {
             c.stats.set_value(
                 "downloader/fd_exhausted_waits",
@@ -300,7 +301,7 @@ impl DownloadHandler for FileHandler {
 /// Sends `headers_received` / `bytes_received` for one download and stops it when a
 /// handler returns [`StopDownload`] (Scrapy's `check_stop_download`).
 struct SignalObserver {
-    crawler: std::rc::Weak<CrawlContext>,
+    ctx: std::rc::Weak<CrawlContext>,
     request: Request,
     /// `Some(fail)` once a handler stopped the download.
     stopped: Rc<std::cell::Cell<Option<bool>>>,
@@ -333,7 +334,7 @@ impl DownloadObserver for SignalObserver {
         headers: &crate::proto::Headers,
         expected: Option<u64>,
     ) -> Observed {
-        let Some(c) = self.crawler.upgrade() else {
+        let Some(c) = self.ctx.upgrade() else {
             return Observed::Continue;
         };
         let results = c.signals.send_catch_log(
@@ -349,7 +350,7 @@ impl DownloadObserver for SignalObserver {
     }
 
     fn bytes_received(&self, data: &[u8]) -> Observed {
-        let Some(c) = self.crawler.upgrade() else {
+        let Some(c) = self.ctx.upgrade() else {
             return Observed::Continue;
         };
         let results = c.signals.send_catch_log(

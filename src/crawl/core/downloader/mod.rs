@@ -456,12 +456,12 @@ impl Downloader {
             // Compare at the clock's resolution: a float remainder that rounds to 0 ns
             // would reschedule "now" forever.
             if crate::reactor::secs_to_nanos(penalty) > 0 {
-                let Some(crawler) = self.ctx() else {
+                let Some(ctx) = self.ctx() else {
                     return;
                 };
                 let me = self.me.clone();
                 let s = slot.clone();
-                let call = crawler.clock().call_later(penalty, move || {
+                let call = ctx.clock().call_later(penalty, move || {
                     s.latercall.borrow_mut().take();
                     if let Some(d) = me.upgrade() {
                         d.process_queue(&s);

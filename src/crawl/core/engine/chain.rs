@@ -174,10 +174,10 @@ impl ExecutionEngine {
         slot.nextcall.schedule(0.0);
     }
     pub(super) fn schedule_request(&self, slot: &Rc<EngineSlot>, request: Request) {
-        let Some(crawler) = self.ctx() else {
+        let Some(ctx) = self.ctx() else {
             return;
         };
-        let results = crawler.signals.send_catch_log(
+        let results = ctx.signals.send_catch_log(
             Signal::RequestScheduled,
             SignalArgs::Request { request: &request },
         );
@@ -187,7 +187,7 @@ impl ExecutionEngine {
         {
             return;
         }
-        let copy = crawler
+        let copy = ctx
             .signals
             .has_receivers(Signal::RequestDropped)
             .then(|| request.clone());
@@ -209,14 +209,14 @@ impl ExecutionEngine {
             Enqueued::Accepted => {}
             Enqueued::Dropped => {
                 if let Some(r) = copy {
-                    crawler.signals.send_catch_log(
+                    ctx.signals.send_catch_log(
                         Signal::RequestDropped,
                         SignalArgs::Request { request: &r },
                     );
                 }
             }
             Enqueued::Later(d) => {
-                let weak = Rc::downgrade(&crawler);
+                let weak = Rc::downgrade(&ctx);
                 let nextcall = slot.nextcall.clone();
                 slot.enqueue_pending.set(slot.enqueue_pending.get() + 1);
                 let s = slot.clone();

@@ -70,23 +70,22 @@ impl ExecutionEngine {
     }
 
     pub(super) fn after_scheduler_closed(&self, reason: &str) {
-        let Some(crawler) = self.ctx() else {
+        let Some(ctx) = self.ctx() else {
             return;
         };
-        if let Some(job) = crawler.job() {
+        if let Some(job) = ctx.job() {
             // The last commit and a durable point, before the feeds close.
             job.close();
         }
-        crawler
-            .signals
+        ctx.signals
             .send_catch_log(Signal::SpiderClosed, SignalArgs::SpiderClosed { reason });
-        if crawler.settings.get_bool("STATS_DUMP").unwrap_or(true) {
-            log::info!("Dumping trawl stats:\n{}", crawler.stats.format_dump());
+        if ctx.settings.get_bool("STATS_DUMP").unwrap_or(true) {
+            log::info!("Dumping trawl stats:\n{}", ctx.stats.format_dump());
         }
         // A collector that writes elsewhere (Redis) flushes before the engine stops.
         let me = self.me.clone();
         let reason_owned = reason.to_owned();
-        crawler.stats.close(reason).add_both(move |r| {
+        ctx.stats.close(reason).add_both(move |r| {
             if let Err(f) = r {
                 log::error!("Stats collector close failure:\n{}", f.describe());
             }

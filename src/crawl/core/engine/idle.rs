@@ -50,10 +50,10 @@ impl ExecutionEngine {
         !slot.scheduler_has_pending()
     }
     pub(super) fn spider_idle(&self) {
-        let Some(crawler) = self.ctx() else {
+        let Some(ctx) = self.ctx() else {
             return;
         };
-        let results = crawler
+        let results = ctx
             .signals
             .send_catch_log(Signal::SpiderIdle, SignalArgs::None);
         let mut close_reason = None;

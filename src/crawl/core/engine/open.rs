@@ -44,7 +44,7 @@ impl ExecutionEngine {
         }
     }
     pub(super) fn open_spider_sync(&self, close_if_idle: bool) -> Result<Deferred<()>, Failure> {
-        let crawler = self
+        let ctx = self
             .ctx()
             .ok_or_else(|| Failure::msg("the crawl is gone"))?;
         if self.state.borrow().slot.is_some() {
@@ -52,7 +52,7 @@ impl ExecutionEngine {
         }
         log::info!("Spider opened");
         let me = self.me.clone();
-        let nextcall = CallLaterOnce::new(crawler.clock(), move || {
+        let nextcall = CallLaterOnce::new(ctx.clock(), move || {
             if let Some(e) = me.upgrade() {
                 e.start_scheduled_requests();
             }
@@ -63,7 +63,7 @@ impl ExecutionEngine {
         };
         let scheduler = (self.build_scheduler)(self.downloader.activity(), wake)?;
         let nc = nextcall.clone();
-        let heartbeat = LoopingCall::new(crawler.clock(), move || {
+        let heartbeat = LoopingCall::new(ctx.clock(), move || {
             nc.schedule(0.0);
             Ok(())
         });
@@ -88,7 +88,7 @@ impl ExecutionEngine {
                 .map_err(|p| Failure::from_panic(p.as_ref()))?;
             let start = self.scraper.spidermw().process_start(start);
             // A resumed job skips the outputs of start() it already processed.
-            let skip = crawler.job().map_or(0, |j| j.resumed_start_pos());
+            let skip = ctx.job().map_or(0, |j| j.resumed_start_pos());
             if skip > 0 {
                 log::info!("Resuming: skipping the first {skip} outputs of start()");
                 self.start_track.next.set(skip);
@@ -109,7 +109,7 @@ impl ExecutionEngine {
         let scheduler_open = slot
             .with_scheduler(|s| s.open())
             .unwrap_or_else(|| crate::defer::fail(Failure::msg("the scheduler is busy")));
-        let stats = crawler.stats.clone();
+        let stats = ctx.stats.clone();
         Ok(scheduler_open.then(move |r| match r {
             Ok(()) => crate::defer::Step::Wait(stats.open()),
             Err(f) => crate::defer::Step::Done(Err(f)),
@@ -122,12 +122,12 @@ impl ExecutionEngine {
         st.start = None;
     }
     pub(super) fn finish_open(&self) -> Result<(), Failure> {
-        let crawler = self
+        let ctx = self
             .ctx()
             .ok_or_else(|| Failure::msg("the crawl is gone"))?;
         self.state.borrow_mut().spider_open = true;
-        if let Some(job) = crawler.job() {
-            job.start_timer(crawler.clock());
+        if let Some(job) = ctx.job() {
+            job.start_timer(ctx.clock());
         }
         let me = self.me.clone();
         self.scraper.open_spider(Rc::new(move |request: Request| {
@@ -144,7 +144,7 @@ impl ExecutionEngine {
                 }
             }));
         let spider = self.spider.clone();
-        crawler.signals.connect(Signal::SpiderClosed, move |args| {
+        ctx.signals.connect(Signal::SpiderClosed, move |args| {
             if let SignalArgs::SpiderClosed { reason } = args {
                 match spider.try_borrow_mut() {
                     Ok(mut s) => s.closed(reason),
@@ -153,7 +153,7 @@ impl ExecutionEngine {
             }
             Ok(())
         });
-        let results = crawler
+        let results = ctx
             .signals
             .send_catch_log(Signal::SpiderOpened, SignalArgs::None);
         // A handler may ask for the spider to be closed (Scrapy honours the request once
@@ -164,7 +164,7 @@ impl ExecutionEngine {
         });
         if let Some(reason) = close {
             let me = self.me.clone();
-            crawler.clock().call_later(0.0, move || {
+            ctx.clock().call_later(0.0, move || {
                 if let Some(e) = me.upgrade() {
                     let reason = if reason.is_empty() {
                         "cancelled"
@@ -180,7 +180,7 @@ impl ExecutionEngine {
     /// Starts the engine; the Deferred fires when it stops (Scrapy's `start_async`
     /// returning).
     pub fn start(&self) -> Deferred<()> {
-        let Some(crawler) = self.ctx() else {
+        let Some(ctx) = self.ctx() else {
             return crate::defer::fail(Failure::msg("the crawl is gone"));
         };
         {
@@ -188,11 +188,10 @@ impl ExecutionEngine {
             if st.starting {
                 return crate::defer::fail(Failure::msg("Engine already running"));
             }
-            st.start_time = Some(crawler.clock().seconds());
+            st.start_time = Some(ctx.clock().seconds());
             st.starting = true;
         }
-        crawler
-            .signals
+        ctx.signals
             .send_catch_log(Signal::EngineStarted, SignalArgs::None);
         let closewait = Deferred::new();
         {

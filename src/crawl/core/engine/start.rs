@@ -109,7 +109,7 @@ impl ExecutionEngine {
     /// with its reason; anything else is logged, sent as `spider_error`, counted, and
     /// makes `start_error` the finish reason.
     pub(super) fn start_failed(&self, failure: &Failure) {
-        let Some(crawler) = self.ctx() else {
+        let Some(ctx) = self.ctx() else {
             return;
         };
         if let Some(close) = failure.downcast_ref::<CloseSpider>() {
@@ -126,7 +126,7 @@ impl ExecutionEngine {
             "Error while reading start items and requests: {}",
             failure.describe()
         );
-        crawler.signals.send_catch_log(
+        ctx.signals.send_catch_log(
             Signal::SpiderError,
             SignalArgs::SpiderError {
                 failure,
@@ -134,9 +134,9 @@ impl ExecutionEngine {
                 request: None,
             },
         );
-        let kind = failure.type_name().rsplit("::").next().unwrap_or("Failure");
-        crawler.stats.inc("spider_exceptions/count");
-        crawler.stats.inc(&format!("spider_exceptions/{kind}"));
+        let kind = failure.short_type_name();
+        ctx.stats.inc("spider_exceptions/count");
+        ctx.stats.inc(&format!("spider_exceptions/{kind}"));
         if let Some(slot) = self.slot() {
             slot.nextcall.schedule(0.0);
         }

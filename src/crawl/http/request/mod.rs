@@ -525,7 +525,7 @@ impl Request {
     /// request. The absolute time is kept in meta `not_before`, so it survives disk
     /// and Redis queues.
     pub fn with_delay(mut self, secs: f64) -> Self {
-        self.meta_mut().insert_static("download_delay", secs);
+        self.meta_mut().insert_static(keys::DOWNLOAD_DELAY, secs);
         self
     }
 
