@@ -6,8 +6,9 @@
 //! Cases whose arguments Rust's types cannot express (a `formdata` that is not a
 //! mapping or pairs, an explicit `method=None`) are listed in `INEXPRESSIBLE`;
 //! deliberate differences in `KNOWN`, each with its reason (and a row in DESIGN.md's
-//! differences table). A listed case that starts to agree fails the test, so the
-//! lists stay true.
+//! differences table) and the exact request trawl builds for it, as that row
+//! describes. A listed case that starts to agree fails the test, so the lists stay
+//! true.
 
 use serde_json::Value;
 use trawl::crawl::KindError;
@@ -44,36 +45,84 @@ const INEXPRESSIBLE: &[(&str, &str)] = &[
     ),
 ];
 
-/// Deliberate differences: (case, reason).
-const KNOWN: &[(&str, &str)] = &[
+/// The request trawl builds for a deliberate difference: method, URL, body, Content-Type.
+type Pinned = (&'static str, &'static str, &'static str, &'static str);
+
+const FORM: &str = "application/x-www-form-urlencoded";
+
+/// Deliberate differences: (case, reason, trawl's request). Each reason is a row of
+/// DESIGN.md §15; the pinned request is what that row says trawl does.
+const KNOWN: &[(&str, &str, Pinned)] = &[
     (
         "click_name_in_formdata_list",
         "formdata as a list of pairs: Scrapy's `name not in formdata` compares a string with \
          tuples and never matches, so the clicked button is sent as well as the formdata value; \
          trawl's formdata always acts as the mapping",
+        // §15 "from_response with formdata as a list of pairs naming the clicked button":
+        // the button's `s1=Go` is replaced by the formdata's `s1=over` (Scrapy sends both).
+        (
+            "POST",
+            "http://www.example.com/c",
+            "h=1&t=tv&sel=o&s1=over",
+            FORM,
+        ),
     ),
     (
         "click_clickdata_name_in_formdata_list",
         "the same, with clickdata",
+        // The same row: `b1=bv` replaced by `b1=over`.
+        (
+            "POST",
+            "http://www.example.com/c",
+            "h=1&t=tv&sel=o&b1=over",
+            FORM,
+        ),
     ),
     (
         "struct_inputs_after_html_end",
         "content after </html> stays in the body in trawl's tree (DESIGN.md), so the form keeps \
          the field libxml2 moves out of it",
+        // §15 "HTML: content after </body> / </html>": the field `b=2` after `</html>`
+        // stays in the form (Scrapy sends `a=1` only).
+        ("POST", "http://www.example.com/late", "a=1&b=2", FORM),
     ),
     (
         "enc_latin1_c1_byte_is_cp1252_euro",
         "Scrapy decodes a latin-1 page as windows-1252 but encodes form data with Python's \
          strict latin-1 codec, failing on the page's own euro sign; trawl encodes with the \
          encoding it decoded with",
+        // §15 "from_response on a latin-1 / shift_jis page": the page's `€ 5` encoded as
+        // windows-1252 (0x80) where Scrapy raises UnicodeEncodeError.
+        (
+            "POST",
+            "http://www.example.com/this/list.html",
+            "a=%80+5",
+            FORM,
+        ),
     ),
     (
         "enc_shift_jis_wave_dash_cp932_decoding",
         "the same for shift_jis (decoded as cp932)",
+        // The same row: `1～2` with U+FF5E as cp932's 0x81 0x60.
+        (
+            "POST",
+            "http://www.example.com/this/list.html",
+            "a=1%81%602",
+            FORM,
+        ),
     ),
     (
         "enc_shift_jis_formdata_cp932_only_char",
         "the same for shift_jis (decoded as cp932)",
+        // The same row: every field in cp932, `①` (only in cp932) as 0x87 0x40.
+        (
+            "POST",
+            "http://www.example.com/%E6%A4%9C%E7%B4%A2",
+            "%96%BC%91O=%8ER%93c%91%BE%98Y&kana=%B6%C0%B6%C5\
+             &%96%7B%95%B6=%93%FA%96%7B%8C%EA%83e%83L%83X%83g\
+             &%91%97%90M=%91%97%90M%82%B7%82%E9&%92%C7%89%C1=%87%40",
+            FORM,
+        ),
     ),
 ];
 
@@ -216,10 +265,11 @@ fn from_response_matches_scrapy() {
     let data: Value = serde_json::from_str(include_str!("data/requests/from_response.json"))
         .expect("from_response.json");
     let cases = data["cases"].as_array().expect("cases");
-    assert!(cases.len() >= 300, "the corpus has {} cases", cases.len());
+    assert_eq!(cases.len(), 319, "the corpus's cases");
     let mut failures = Vec::new();
     let mut skipped = Vec::new();
     let mut agreeing_known = Vec::new();
+    let mut known_checked = 0;
     for case in cases {
         let name = case["name"].as_str().expect("name");
         if INEXPRESSIBLE.iter().any(|(n, _)| *n == name) {
@@ -227,11 +277,36 @@ fn from_response_matches_scrapy() {
             continue;
         }
         let diff = compare(case);
-        let known = KNOWN.iter().any(|(n, _)| *n == name);
+        let known = KNOWN.iter().find(|(n, _, _)| *n == name);
         match (diff, known) {
-            (Some(d), false) => failures.push(format!("{name}: {d}")),
-            (None, true) => agreeing_known.push(name),
-            _ => {}
+            (Some(d), None) => failures.push(format!("{name}: {d}")),
+            (None, Some(_)) => agreeing_known.push(name),
+            (Some(_), Some((_, _, pinned))) => {
+                let got = run(case).map(|r| {
+                    (
+                        r.method().as_str().to_owned(),
+                        r.url_str().to_owned(),
+                        String::from_utf8_lossy(r.body()).into_owned(),
+                        r.headers()
+                            .get("content-type")
+                            .map(|v| String::from_utf8_lossy(v).into_owned()),
+                    )
+                });
+                let (method, url, body, content_type) = *pinned;
+                let want = (
+                    method.to_owned(),
+                    url.to_owned(),
+                    body.to_owned(),
+                    Some(content_type.to_owned()),
+                );
+                if got.as_ref().ok() != Some(&want) {
+                    failures.push(format!(
+                        "{name}: trawl {got:?}, its documented request {want:?}"
+                    ));
+                }
+                known_checked += 1;
+            }
+            (None, None) => {}
         }
     }
     assert_eq!(
@@ -242,6 +317,11 @@ fn from_response_matches_scrapy() {
     assert!(
         agreeing_known.is_empty(),
         "listed as different but now agree: {agreeing_known:?}"
+    );
+    assert_eq!(
+        known_checked,
+        KNOWN.len(),
+        "every known case exists in the corpus"
     );
     assert!(
         failures.is_empty(),
