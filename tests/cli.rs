@@ -129,8 +129,12 @@ fn feed_formats_parse_back_and_settings_override() {
                 .len(),
             "jl" => text
                 .lines()
-                .filter(|l| serde_json::from_str::<Value>(l).is_ok())
-                .count(),
+                .map(|l| {
+                    serde_json::from_str::<Value>(l)
+                        .unwrap_or_else(|e| panic!("{name}: a line is not JSON ({e}): {l:?}"))
+                })
+                .collect::<Vec<Value>>()
+                .len(),
             _ => {
                 let mut lines = text.lines();
                 let header = lines.next().expect("a header line");
@@ -416,6 +420,27 @@ fn an_unknown_setting_is_warned_about_once_with_a_suggestion() {
     );
 }
 
+/// Receives log lines until `matches` has accepted `n` of them; false if the deadline
+/// passes or the log ends first.
+fn wait_for_lines(
+    lines: &std::sync::mpsc::Receiver<String>,
+    mut matches: impl FnMut(&str) -> bool,
+    n: usize,
+    secs: u64,
+) -> bool {
+    let until = Instant::now() + Duration::from_secs(secs);
+    let mut seen = 0;
+    while seen < n {
+        let left = until.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) if matches(&line) => seen += 1,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
 #[test]
 fn a_forced_stop_keeps_the_scraped_items_in_a_valid_feed() {
     // Items still in the feed's write buffer were lost on the second Ctrl+C (0 bytes).
@@ -425,33 +450,54 @@ fn a_forced_stop_keeps_the_scraped_items_in_a_valid_feed() {
         .args([
             "crawl",
             &srv.url("/index.html"),
-            // In flight for 10 s: the graceful close cannot end before the second signal.
-            &srv.url("/delay/10000"),
+            // In flight for two minutes: the graceful close cannot end before the
+            // second signal.
+            &srv.url("/delay/120000"),
             "-O",
             out.to_str().expect("utf-8 path"),
             "-s",
             "DOWNLOAD_DELAY=0.01",
             "-s",
             "DOWNLOAD_DELAY_JITTER=0",
+            // DEBUG: one "Scraped from" line per item, which the test counts.
+            "-L",
+            "DEBUG",
         ])
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
         .expect("trawl starts");
-    let mut stderr = child.stderr.take().expect("piped");
+    // The log line by line as it comes, and whole at the end.
+    let stderr = child.stderr.take().expect("piped");
+    let (tx, lines) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
         let mut text = String::new();
-        let _ = stderr.read_to_string(&mut text);
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            text.push_str(&line);
+            text.push('\n');
+            let _ = tx.send(line);
+        }
         text
     });
+    // 20 items scraped (each logged before the feed exporter receives it, on the same
+    // reactor turn; the first signal is handled on a later one).
     assert!(
-        wait_for(|| std::fs::metadata(&out).is_ok(), 30),
-        "the feed was opened"
+        wait_for_lines(&lines, |l| l.contains("] DEBUG: Scraped from "), 20, 60),
+        "20 items were scraped"
     );
-    std::thread::sleep(std::time::Duration::from_millis(1500));
     let before = std::fs::metadata(&out).map_or(0, |m| m.len());
     sigint(child.id());
-    std::thread::sleep(std::time::Duration::from_millis(20));
+    // The second signal only once the first was handled (two signals close together
+    // may be delivered as one).
+    assert!(
+        wait_for_lines(
+            &lines,
+            |l| l.contains("Received SIGINT, shutting down gracefully. Send again to force"),
+            1,
+            60
+        ),
+        "the first Ctrl+C started the graceful close"
+    );
     sigint(child.id());
     let status = child.wait().expect("exits");
     let stderr = reader.join().expect("stderr");
