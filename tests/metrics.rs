@@ -1,16 +1,16 @@
 //! `--metrics`: a running crawl's read-only endpoints, checked over HTTP while the crawl
-//! waits on a slow page — Prometheus text at `/metrics` (every sample line well-formed,
+//! waits on a page the test holds back — Prometheus text at `/metrics` (every sample line well-formed,
 //! the stats under their Prometheus names, engine and slot gauges, the latency
 //! histogram), the status page at `/` (self-contained), `/metrics.json` with the same
 //! numbers, the token, and the read-only methods. (A real browser draws the page in
 //! `scripts/metrics_browser_check.sh`, kept out of CI.)
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
-
-use trawl::testing::{FixtureOptions, FixtureServer};
 
 /// One HTTP/1.1 request; `(status, headers, body)`.
 fn get(addr: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> (u16, String, String) {
@@ -41,15 +41,93 @@ fn sample_value(text: &str, name_and_labels: &str) -> Option<f64> {
         .and_then(|v| v.parse().ok())
 }
 
+/// The site the crawl fetches: `/robots.txt` at once, `/held` only once the test calls
+/// `release` — until then the crawl's state cannot move, whatever the time it takes
+/// to inspect it. `requested` receives `()` when `/held` is asked for.
+struct HeldSite {
+    port: u16,
+    requested: mpsc::Receiver<()>,
+    gate: Arc<(Mutex<bool>, Condvar)>,
+}
+
+impl HeldSite {
+    fn start() -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let (tx, requested) = mpsc::channel();
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let g = gate.clone();
+        // Detached: it blocks in accept until the test process ends.
+        std::thread::spawn(move || {
+            for conn in listener.incoming().map_while(Result::ok) {
+                let (tx, g) = (tx.clone(), g.clone());
+                std::thread::spawn(move || serve_held(conn, &tx, &g));
+            }
+        });
+        Self {
+            port,
+            requested,
+            gate,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn release(&self) {
+        let (open, wake) = &*self.gate;
+        *open.lock().expect("gate") = true;
+        wake.notify_all();
+    }
+}
+
+/// One keep-alive connection: GET requests without bodies, answered in order.
+fn serve_held(mut conn: TcpStream, requested: &mpsc::Sender<()>, gate: &(Mutex<bool>, Condvar)) {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+            match conn.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            }
+            continue;
+        };
+        let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+        buf.drain(..end + 4);
+        let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
+        let (status, body, close) = match path.as_str() {
+            "/robots.txt" => ("200 OK", "User-agent: *\nAllow: /\n", false),
+            "/held" => {
+                let _ = requested.send(());
+                let (open, wake) = gate;
+                let mut open = open.lock().expect("gate");
+                while !*open {
+                    open = wake.wait(open).expect("gate");
+                }
+                ("200 OK", "<html><body>held</body></html>", true)
+            }
+            _ => ("404 Not Found", "", false),
+        };
+        let answer = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: text/html\r\nContent-Length: {}\r\n{}\r\n{body}",
+            body.len(),
+            if close { "Connection: close\r\n" } else { "" }
+        );
+        if conn.write_all(answer.as_bytes()).is_err() || close {
+            return;
+        }
+    }
+}
+
 #[test]
 fn metrics_serve_prometheus_a_status_page_and_json_while_the_crawl_runs() {
-    let site = FixtureServer::start(FixtureOptions::default()).expect("fixture server");
+    let site = HeldSite::start();
     let mut child = Command::new(env!("CARGO_BIN_EXE_trawl"))
         .args([
             "crawl",
-            &site.url("/delay/4000"),
-            "--allow",
-            "/delay/",
+            &site.url("/held"),
             "--metrics",
             "127.0.0.1:0",
             "--metrics-token",
@@ -74,8 +152,11 @@ fn metrics_serve_prometheus_a_status_page_and_json_while_the_crawl_runs() {
         }
     }
     let addr = addr.expect("the crawl logs where its metrics are");
-    // Let robots.txt be fetched and the slow page be requested.
-    std::thread::sleep(Duration::from_millis(700));
+    // The held page is asked for once robots.txt was answered; from then on nothing
+    // moves until it is released. (The minute is a guard against a hung crawl.)
+    site.requested
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the crawl requests the held page");
     let auth = [("Authorization", "Bearer s3cret")];
 
     let (status, _, _) = get(&addr, "GET", "/metrics", &[]);
@@ -125,7 +206,7 @@ fn metrics_serve_prometheus_a_status_page_and_json_while_the_crawl_runs() {
     assert_eq!(
         sample_value(&prom, &format!("trawl_engine_inprogress{spider}")),
         Some(1.0),
-        "the slow page is in flight:\n{prom}"
+        "the held page is in flight:\n{prom}"
     );
     assert!(
         prom.contains("# TYPE trawl_downloader_request_count_total counter"),
@@ -168,7 +249,7 @@ fn metrics_serve_prometheus_a_status_page_and_json_while_the_crawl_runs() {
         m["history"].as_array().is_some_and(|h| !h.is_empty()),
         "{m}"
     );
-    // The same numbers in both forms (nothing moves while the slow page is pending).
+    // The same numbers in both forms (nothing moves while the page is held).
     for (stat, metric) in [
         (
             "downloader/request_count",
@@ -192,6 +273,7 @@ fn metrics_serve_prometheus_a_status_page_and_json_while_the_crawl_runs() {
     let (status, _, _) = get(&addr, "GET", "/shutdown", &auth);
     assert_eq!(status, 404, "no control endpoints");
 
+    site.release();
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let exit = child.wait().expect("the crawl ends");
     assert!(exit.success(), "{}", rest.join("\n"));
