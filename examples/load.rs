@@ -1,4 +1,4 @@
-// The load figures of the reliability section (DESIGN.md §14b): peak RSS with a huge
+// The load figures of benches/RESULTS.md (DESIGN.md §14b says what they bound): peak RSS with a huge
 // start() and RSS over a long crawl, against a fixture server in another process.
 //
 //   target/release/trawl serve --pages 200000 --port 8899 &

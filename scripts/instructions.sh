@@ -4,9 +4,9 @@
 # thread (the fixture server's threads are counted apart and left out). Hardware
 # counters are not available in these VMs; callgrind's count does not move with the
 # machine's load. Pairs with `cargo bench --bench per_page` (allocations per page).
-# Built on the system allocator (`--no-default-features`, its own target directory):
-# the series in DESIGN.md §14c measures the code's own work, and mimalloc (the
-# default allocator of the binaries) was measured as a step of its own.
+# Built on the system allocator (`--no-default-features`, its own target directory), so
+# the count (benches/RESULTS.md) is the code's own work, not the allocator's; mimalloc,
+# the binaries' default allocator, is measured apart.
 # Valgrind hides the CPU's SHA extensions, so under it the fingerprints' SHA-1 runs
 # the `sha1` crate's software rounds (~1,400 instructions a block), where a native
 # run on a CPU with SHA-NI takes under a hundred: the second line gives the count without

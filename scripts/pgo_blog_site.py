@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """A site shaped unlike the benchmark fixture, for training a profile-guided build.
 
-DESIGN.md §14c (twelfth session) measured a PGO build of `examples/fixture_crawl`
-trained on this site instead of on the fixture, so that the benchmark's own pages are
-not what the profile saw: 3,000 generated blog posts (navigation lists, tables, forms,
-entities such as `&euro;` and `&copy;`, upper-case tags, relative links with queries and
-fragments, a script holding markup) and an index linking every 50th post.
+The profile-guided build of `examples/fixture_crawl` and the `trawl` binary is trained
+on this site rather than on the fixture, so the benchmark's own pages are not what the
+profile saw: 3,000 generated blog posts (navigation lists, tables, forms, entities such
+as `&euro;` and `&copy;`, upper-case tags, relative links with queries and fragments, a
+script holding markup) and an index linking every 50th post. The measurements of that
+build are in benches/RESULTS.md.
 
     python3 scripts/pgo_blog_site.py DIR [PORT]
 

@@ -5,7 +5,7 @@
 //! do, so that a thousand concurrent connections do not hit EMFILE — lives here.
 
 // mimalloc is the global allocator (the default feature `mimalloc`, built with
-// `no_thp`; DESIGN.md §14c: 3–12% less CPU per page, the same resident memory);
+// `no_thp`: less CPU per page, the same resident memory; benches/RESULTS.md);
 // `--no-default-features` builds on the system allocator.
 #[cfg(feature = "mimalloc")]
 #[global_allocator]

@@ -4,8 +4,8 @@
 //!
 //! # Why not html5ever
 //!
-//! Measured on the fixture pages (DESIGN.md, "HTML"), building scraper's html5ever tree
-//! took ~41 µs of a page's ~50 µs budget at 20,000 pages/s. This module tokenizes with
+//! Building scraper's html5ever tree of a fixture page takes most of a page's ~50 µs
+//! budget at 20,000 pages/s (`cargo bench --bench crawl_hot`; benches/RESULTS.md). This module tokenizes with
 //! a byte scanner and builds a flat arena tree (every node in one `Vec`, all names,
 //! values and texts in one `String`), then matches with the well-kept `selectors`
 //! crate (the engine behind Servo's and scraper's CSS matching).

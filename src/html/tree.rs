@@ -209,7 +209,7 @@ impl<S: TreeSink> TreeBuilder<S> {
     /// The per-token path (the tokenizer's `next_token` and `markup`, this builder's
     /// `start_tag`, `end_tag`, `text`, the sink's `element` and `text`) is
     /// `#[inline(always)]` into this loop: one function, as a profile-guided build
-    /// lays it out (DESIGN.md §14c: 12.9% fewer instructions per parse than calls).
+    /// lays it out (fewer instructions per parse than calls: benches/RESULTS.md).
     pub(crate) fn run(mut self, html: &str) -> (S, ParseStats) {
         let html = preprocess(html);
         self.sink.source(&html);

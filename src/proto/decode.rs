@@ -80,7 +80,7 @@ pub enum DecodeError {
         reason: String,
     },
     /// `Content-Encoding` lists more codings than [`MAX_CODINGS`] (each would need its
-    /// own decoder: 12,000 `gzip`s in a 60 KB header once cost 900 MB).
+    /// own decoder: 12,000 `gzip`s fit in a 60 KB header and would cost 900 MB).
     TooManyCodings {
         /// How many the header lists.
         count: usize,

@@ -49,7 +49,7 @@ pub(crate) const HEAD_CHARS: usize = 4096;
 /// A response's body: its bytes, held as a `String` when they are valid UTF-8. The
 /// check runs once, when the response is built, and moves the buffer without copying
 /// it; [`Response::text`] then hands out the string as it is, however often a page is
-/// read (its DOM, links, meta refresh, base URL) — it was validated on every call.
+/// read (its DOM, links, meta refresh, base URL), without checking it again.
 enum Body {
     Bytes(Bytes),
     Utf8(String),

@@ -35,7 +35,7 @@ pub const MAX_PAYLOAD: u32 = 256 * 1024 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Kind {
-    /// A request entered the frontier (PENDING): see `queue.rs` for the payload.
+    /// A request entered the frontier (PENDING): see `records.rs` for the payload.
     Enqueue = 1,
     /// A request was handed to the engine (LEASED).
     Lease = 2,

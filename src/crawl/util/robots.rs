@@ -1,5 +1,5 @@
 //! robots.txt parsing and matching (RFC 9309), sans-IO: bytes in, answers out. The
-//! [`RobotsTxtMiddleware`](super::middlewares::RobotsTxtMiddleware) fetches the files;
+//! [`RobotsTxtMiddleware`](crate::crawl::downloadermiddlewares::robotstxt::RobotsTxtMiddleware) fetches the files;
 //! this module only reads them.
 //!
 //! Allow / disallow follow Google's reference library (RFC 9309's), checked against its

@@ -451,8 +451,8 @@ fn join_relative_plain(b: &Parsed<'_>, url: &str) -> Option<String> {
 }
 
 /// Whether `path` holds `//` or `/.` (an empty segment, or one that starts with a
-/// dot): one pass over a few bytes, where two `str::contains` searches each paid a
-/// substring searcher's set-up.
+/// dot): one pass over a few bytes (cheaper than two `str::contains` searches, each of
+/// which sets up a substring searcher).
 fn empty_or_dot_segment(path: &str) -> bool {
     path.as_bytes()
         .windows(2)

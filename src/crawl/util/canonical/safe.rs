@@ -1,8 +1,8 @@
 //! w3lib's `safe_url_string` (w3lib 2.5.0), for UTF-8 pages: the URL string Scrapy's
 //! `Request(url).url` holds — percent-encoding only what must be, an IDNA host, the
 //! port as a number, userinfo re-quoted, nothing else normalised (no query sorting, no
-//! dot segments, the default port kept). The first piece of Scrapy's URL model
-//! (checked against `tests/data/urls/urls.json`); `Request` does not use it yet.
+//! dot segments, the default port kept), checked against `tests/data/urls/urls.json`.
+//! `Request::get` and the link extractor build their URLs with it.
 
 use std::borrow::Cow;
 
