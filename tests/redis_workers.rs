@@ -6,7 +6,7 @@
 
 mod util;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -55,7 +55,33 @@ fn fetches(srv: &FixtureServer) -> HashMap<String, u32> {
     m
 }
 
-/// The pages a plain (single-process, no Redis) crawl fetches, and how often.
+/// The pages the fixture site says a full crawl visits (query arguments sorted).
+fn expected_pages(srv: &FixtureServer) -> BTreeSet<String> {
+    srv.site().expected_crawl().0
+}
+
+/// `pages` (fetched, or with an item) are exactly the site's expected crawl.
+#[track_caller]
+fn assert_expected_pages<'a>(
+    pages: impl IntoIterator<Item = &'a String>,
+    srv: &FixtureServer,
+    what: &str,
+) {
+    let got: BTreeSet<String> = pages.into_iter().cloned().collect();
+    let expected = expected_pages(srv);
+    let missing: Vec<&String> = expected.difference(&got).take(5).collect();
+    let extra: Vec<&String> = got.difference(&expected).take(5).collect();
+    assert!(
+        got == expected,
+        "{what}: {} pages, the site expects {}; missing {missing:?}, extra {extra:?}",
+        got.len(),
+        expected.len()
+    );
+}
+
+/// The pages a plain (single-process, no Redis) crawl fetches, and how often: the
+/// site's expected crawl, each page once but the start URL twice (the start request
+/// bypasses the dupefilter, as in Scrapy).
 fn reference(pages: usize) -> HashMap<String, u32> {
     let srv = fixture(pages);
     let out = Command::new(trawl())
@@ -74,7 +100,13 @@ fn reference(pages: usize) -> HashMap<String, u32> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    fetches(&srv)
+    let fetched = fetches(&srv);
+    assert_expected_pages(fetched.keys(), &srv, "the plain crawl");
+    for (page, n) in &fetched {
+        let want = if page == "/index.html" { 2 } else { 1 };
+        assert_eq!(*n, want, "the plain crawl fetched {page} {n} times");
+    }
+    fetched
 }
 
 fn worker(srv: &FixtureServer, redis: &RedisServer, extra: &[&str]) -> Child {
@@ -93,8 +125,10 @@ fn worker(srv: &FixtureServer, redis: &RedisServer, extra: &[&str]) -> Child {
             "CONCURRENT_REQUESTS=4",
             "-s",
             "MAX_IDLE_TIME_BEFORE_CLOSE=2",
+            // trawl's default: a worker starved on a loaded machine keeps its leases
+            // (the kill test expires the killed worker's explicitly).
             "-s",
-            "REDIS_LEASE_TIMEOUT=3",
+            "REDIS_LEASE_TIMEOUT=60",
         ])
         .args(extra)
         .stdout(Stdio::null())
@@ -129,9 +163,11 @@ fn finish(mut child: Child) -> (i32, String) {
     (code, reader.join().unwrap_or_default())
 }
 
-/// Every reference page fetched; the fetches beyond the reference's counts.
+/// Every reference page fetched, and only the site's expected pages; the fetches
+/// beyond the reference's counts.
 fn check_pages(srv: &FixtureServer, reference: &HashMap<String, u32>) -> u32 {
     let got = fetches(srv);
+    assert_expected_pages(got.keys(), srv, "the workers' fetches");
     let missing: Vec<&String> = reference.keys().filter(|p| !got.contains_key(*p)).collect();
     assert!(
         missing.is_empty(),
@@ -180,7 +216,7 @@ fn a_worker_killed_mid_crawl_loses_nothing() {
     victim.kill().expect("SIGKILL");
     let _ = victim.wait();
     // What it held when it died: its lease hash, frozen until another worker takes it
-    // back (REDIS_LEASE_TIMEOUT = 3 s after its last heartbeat).
+    // back.
     let ids = redis
         .call(&["ZRANGE", "w:requests:workers", "0", "-1"])
         .expect("zrange");
@@ -197,6 +233,12 @@ fn a_worker_killed_mid_crawl_loses_nothing() {
         .as_int()
         .expect("int");
     let fetched_at_kill = srv.stats().requests();
+    // Its deadline, moved to the past: the other workers' next pop or heartbeat
+    // re-queues its leases (as REDIS_LEASE_TIMEOUT after its last heartbeat would).
+    let moved = redis
+        .call(&["ZADD", "w:requests:workers", "XX", "CH", "0", &id])
+        .expect("zadd");
+    assert_eq!(moved, Value::Integer(1), "the deadline of {id} was moved");
     for w in workers {
         let (code, log) = finish(w);
         assert_eq!(code, 0, "{log}");
@@ -216,6 +258,7 @@ fn a_worker_killed_mid_crawl_loses_nothing() {
         missing.len(),
         &missing[..missing.len().min(5)]
     );
+    assert_expected_pages(&items, &srv, "the items");
     eprintln!("killed at {fetched_at_kill} fetches holding {held} leases; {duplicates} refetched");
 }
 
@@ -229,9 +272,7 @@ fn redis_restarted_mid_crawl_loses_nothing() {
         ..Default::default()
     })
     .expect("redis-server is needed for this test");
-    let workers: Vec<Child> = (0..2)
-        .map(|_| worker(&srv, &redis, &["-s", "REDIS_LEASE_TIMEOUT=60"]))
-        .collect();
+    let workers: Vec<Child> = (0..2).map(|_| worker(&srv, &redis, &[])).collect();
     assert!(
         srv.stats().wait_for_requests(500, Duration::from_secs(60)),
         "no start"
@@ -257,6 +298,7 @@ fn redis_restarted_mid_crawl_loses_nothing() {
     let unique: HashSet<&String> = items.iter().collect();
     let missing: Vec<&String> = reference.keys().filter(|p| !unique.contains(*p)).collect();
     assert!(missing.is_empty(), "no item for {} pages", missing.len());
+    assert_expected_pages(unique.iter().copied(), &srv, "the items");
     // Commands in flight when the server died may run twice (at-least-once): bounded
     // by what two workers have in flight.
     assert!(duplicates <= 8, "{duplicates} refetched");
@@ -304,7 +346,9 @@ fn a_scrapy_redis_worker_and_a_trawl_worker_share_one_crawl() {
             Registry::with_builtins(),
         )
         .expect("reference crawl");
-        fetches(&srv)
+        let fetched = fetches(&srv);
+        assert_expected_pages(fetched.keys(), &srv, "the spider alone");
+        fetched
     };
     let srv = fixture(pages);
     let redis = RedisServer::start().expect("redis-server is needed for this test");
@@ -384,6 +428,7 @@ fn a_scrapy_redis_worker_and_a_trawl_worker_share_one_crawl() {
     );
     // Every page once across both workers.
     let got = fetches(&srv);
+    assert_expected_pages(got.keys(), &srv, "both workers' fetches");
     for (page, n) in &reference {
         let m = got.get(page).copied().unwrap_or(0);
         assert_eq!(m, *n, "{page} fetched {m} times (alone: {n})");
