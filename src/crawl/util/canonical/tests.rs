@@ -77,21 +77,25 @@ fn check_canonicalize_file(path: &str) -> usize {
 
 #[test]
 fn canonicalize_url_vectors() {
-    assert!(check_canonicalize_file(CANON_VECTORS) >= 1000);
+    assert_eq!(check_canonicalize_file(CANON_VECTORS), 1028);
 }
 
 /// Differential check against more Python output:
 /// `CANON_VECTORS_FILE=/path/to/vectors.json cargo test -- --ignored extra_canonicalize_vectors`
+/// (fails without the variable, or on a file with no vectors: nothing checked is not a pass).
 #[test]
 #[ignore = "needs CANON_VECTORS_FILE, a file shaped like canonicalize_url.json"]
 fn extra_canonicalize_vectors() {
-    check_canonicalize_file(&std::env::var("CANON_VECTORS_FILE").unwrap());
+    let path = std::env::var("CANON_VECTORS_FILE")
+        .expect("CANON_VECTORS_FILE names a file shaped like canonicalize_url.json");
+    let checked = check_canonicalize_file(&path);
+    assert!(checked > 0, "{path}: no vectors checked");
 }
 
 #[test]
 fn fingerprint_vectors() {
     let vectors = load(FP_VECTORS);
-    assert!(vectors.len() >= 300);
+    assert_eq!(vectors.len(), 304);
     for v in &vectors {
         let url = v["request_url"].as_str().unwrap();
         let method = v["request_method"].as_str().unwrap();
@@ -207,38 +211,6 @@ fn malformed_urls_are_errors_not_panics() {
         "http://[0::0]/",
     ] {
         assert!(canonicalize_url(url, true, true).is_ok(), "{url}");
-    }
-}
-
-/// CPU time of this thread in ns (Linux), so a busy machine does not
-/// inflate the figures; `None` elsewhere.
-fn thread_cpu_ns() -> Option<u64> {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    stat.split_whitespace().next()?.parse().ok()
-}
-
-/// `cargo test --release -- --ignored --nocapture canonicalize_timing`
-#[test]
-#[ignore = "timing; run in release mode"]
-fn canonicalize_timing() {
-    for url in [
-        "http://127.0.0.1:8089/s/001/00150.html",
-        "http://example.com/path?b=2&a=1",
-    ] {
-        let n = 1_000_000;
-        let cpu = thread_cpu_ns();
-        let start = std::time::Instant::now();
-        for _ in 0..n {
-            std::hint::black_box(canonicalize_url(std::hint::black_box(url), true, false).unwrap());
-        }
-        let wall = start.elapsed().as_secs_f64() * 1e9 / f64::from(n);
-        let cpu = thread_cpu_ns()
-            .zip(cpu)
-            .map(|(b, a)| format!("{:.0}", (b - a) as f64 / f64::from(n)));
-        println!(
-            "{url}: {wall:.0} ns/call wall, {} ns/call CPU",
-            cpu.as_deref().unwrap_or("?")
-        );
     }
 }
 
