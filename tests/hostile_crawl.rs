@@ -1,11 +1,13 @@
 //! The reliability suite's mixed crawl: the healthy fixture site and every hostile route
 //! (`trawl::testing::hostile`) in one `trawl crawl`. Every healthy page is fetched and
 //! exported, no healthy request fails, each hostile route ends with its clear error or
-//! its record, the reactor never stalls long (`reactor/max_stall_ms`) and the peak RSS
-//! stays bounded (`memusage/max`).
+//! its record, the work stays linear (the process's CPU time is bounded: a busy host
+//! slows the crawl, it does not add work) and the peak RSS stays bounded
+//! (`memusage/max`).
 
 use std::collections::BTreeSet;
-use std::process::Command;
+use std::io::Read;
+use std::process::{Command, Stdio};
 
 use serde_json::Value;
 use trawl::testing::hostile::HOSTILE_ROUTES;
@@ -20,6 +22,38 @@ fn stat(stderr: &str, name: &str) -> Option<f64> {
         .take_while(|c| c.is_ascii_digit() || *c == '.')
         .collect();
     value.parse().ok()
+}
+
+/// Runs `cmd` to its end: its exit code, its stderr, and the CPU time (user + system,
+/// seconds) the process used, from `wait4`'s resource usage.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is reaped by wait4, which also reports its resource usage"
+)]
+fn run_measured(cmd: &mut Command) -> (Option<i32>, String, f64) {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("trawl runs");
+    let mut stderr = child.stderr.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to overwrite.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `status` and `usage` are valid, writable; `pid` is our child, which
+    // nothing else waits for (`child` is never waited on).
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4: {}", std::io::Error::last_os_error());
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let cpu = secs(usage.ru_utime) + secs(usage.ru_stime);
+    (code, reader.join().expect("stderr"), cpu)
 }
 
 /// `path?b=2&a=1` → `path?a=1&b=2`.
@@ -64,12 +98,8 @@ fn healthy_pages_survive_a_crawl_full_of_hostile_ones() {
         ]
         .map(str::to_owned),
     );
-    let o = Command::new(env!("CARGO_BIN_EXE_trawl"))
-        .args(&args)
-        .output()
-        .expect("trawl runs");
-    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "{stderr}");
+    let (code, stderr, cpu) = run_measured(Command::new(env!("CARGO_BIN_EXE_trawl")).args(&args));
+    assert_eq!(code, Some(0), "{stderr}");
 
     // Every healthy page fetched and exported, none failed.
     let records: Vec<Value> = std::fs::read_to_string(&out)
@@ -135,11 +165,21 @@ fn healthy_pages_survive_a_crawl_full_of_hostile_ones() {
         );
     }
 
-    // The loop never stalled long, and the memory stayed bounded.
+    // The work stayed linear in the input: the whole crawl, every hostile page parsed
+    // or refused, takes under 5 s of CPU in a debug build (0.4 s measured; a parse or
+    // decode quadratic in the 100,000 nested divs, the 50,000 attributes or the 4 MB
+    // line would take far longer). CPU time, not wall time: a loaded host makes the
+    // crawl slower, not busier. The longest reactor stall is reported (wall time, in
+    // the stats); benches/html_adversarial.rs times the parser on such inputs at
+    // growing sizes.
+    assert!(cpu < 5.0, "the crawl used {cpu:.2} s of CPU");
     let stall = stat(&stderr, "reactor/max_stall_ms").expect("reactor/max_stall_ms");
-    assert!(stall < 5_000.0, "reactor stalled {stall} ms");
+    // And the memory stayed bounded.
     let rss = stat(&stderr, "memusage/max").expect("memusage/max");
     assert!(rss < 512.0 * 1024.0 * 1024.0, "peak RSS {rss}");
-    eprintln!("max stall {stall} ms, peak RSS {:.1} MB", rss / 1048576.0);
+    eprintln!(
+        "CPU {cpu:.2} s, max stall {stall} ms, peak RSS {:.1} MB",
+        rss / 1048576.0
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
