@@ -1,5 +1,5 @@
 //! Layer 6: distributed crawling on Redis — scrapy-redis's components with its setting
-//! names, defaults and key layout, on the reactor's non-blocking [`RedisClient`], plus
+//! names, defaults and key layout, on the reactor's non-blocking [`RedisClient`](crate::client::redis::RedisClient), plus
 //! what scrapy-redis lacks: leases, FIFO among equal priorities, no pickle, bad-entry
 //! quarantine and outage handling.
 //!

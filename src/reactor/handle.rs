@@ -175,7 +175,7 @@ pub(super) struct Shared {
 }
 
 /// A cheap, cloneable handle to a reactor: schedule timers, register I/O sources, stop
-/// the loop. Protocols and components keep one instead of borrowing the [`Reactor`].
+/// the loop. Protocols and components keep one instead of borrowing the [`Reactor`](super::Reactor).
 #[derive(Clone)]
 pub struct ReactorHandle {
     pub(super) shared: Rc<Shared>,
@@ -206,7 +206,7 @@ impl ReactorHandle {
         self.shared.clock.call_later(delay, f)
     }
 
-    /// Asks the loop to return from [`Reactor::run`] after the current iteration.
+    /// Asks the loop to return from [`Reactor::run`](super::Reactor::run) after the current iteration.
     pub fn stop(&self) {
         self.shared.stopping.set(true);
     }

@@ -65,14 +65,14 @@ impl<T: Fired + ?Sized> Fired for Rc<T> {
     }
 }
 
-/// Why [`Reactor::run_until`] returned without the awaited event.
+/// Why [`Reactor::run_until`](super::Reactor::run_until) returned without the awaited event.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum RunError {
     /// `stop()` was called before the event happened.
     Stopped,
     /// Nothing can ever make progress: no timers, no I/O sources and no other thread
-    /// holding a [`ThreadCaller`]. Waiting would block forever.
+    /// holding a [`ThreadCaller`](super::ThreadCaller). Waiting would block forever.
     Stalled,
     /// Polling the operating system failed.
     Io(io::Error),

@@ -8,7 +8,7 @@
 //!    `CONNECT` first when tunnelling https through a proxy, wrap in TLS for https;
 //! 2. write the request (absolute-form target through a plain http proxy, with
 //!    `Proxy-Authorization` from the proxy URL's credentials);
-//! 3. feed response bytes to [`ResponseParser`]; on the head record `download_latency`,
+//! 3. feed response bytes to [`ResponseParser`](crate::proto::http1::ResponseParser); on the head record `download_latency`,
 //!    check the announced size against `maxsize` (cancelling before any body byte is
 //!    read) and set up content decoding; stream body bytes through the decoder, checking
 //!    `maxsize` on both the wire and the decoded size and warning once past `warnsize`;
@@ -145,9 +145,10 @@ impl HttpClient {
     }
 
     /// Starts a download; the Deferred fires with the response or fails with
-    /// [`DownloadTimeout`], [`ResponseTooLarge`], [`HttpError`], [`DecodeError`],
+    /// [`DownloadTimeout`], [`ResponseTooLarge`], [`HttpError`](crate::proto::http1::HttpError),
+    /// [`DecodeError`](crate::proto::decode::DecodeError),
     /// [`crate::net::tcp::ConnectError`], [`crate::net::dns::DnsLookupError`],
-    /// [`crate::net::tcp::TlsError`], [`ConnectionLost`] or [`InvalidRequest`].
+    /// [`crate::net::tcp::TlsError`], [`ConnectionLost`](crate::net::ConnectionLost) or [`InvalidRequest`].
     /// Cancelling it aborts the download and closes its connection.
     pub fn request(&self, req: HttpRequest) -> Deferred<HttpResponse> {
         let inner = &self.inner;

@@ -210,8 +210,8 @@ impl fmt::Debug for HttpClientConfig {
     }
 }
 
-/// A download did not finish within its timeout (Scrapy: "Getting <url> took longer
-/// than <n> seconds."). Its source is the [`TimeoutError`](crate::defer::TimeoutError).
+/// A download did not finish within its timeout (Scrapy: "Getting `<url>` took longer
+/// than `<n>` seconds."). Its source is the [`TimeoutError`](crate::defer::TimeoutError).
 #[derive(Debug, Clone)]
 pub struct DownloadTimeout {
     /// The URL requested.

@@ -28,7 +28,7 @@ impl fmt::Display for ReplyError {
 
 impl std::error::Error for ReplyError {}
 
-/// The connection carrying a command sent with [`RedisClient::command_once`] was lost
+/// The connection carrying a command sent with [`RedisClient::command_once`](super::RedisClient::command_once) was lost
 /// before its reply: it may or may not have run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RedisConnectionError {
@@ -47,7 +47,7 @@ impl std::error::Error for RedisConnectionError {}
 /// Too many commands are waiting for a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BufferFull {
-    /// [`RedisConfig::max_buffered`].
+    /// [`RedisConfig::max_buffered`](super::RedisConfig::max_buffered).
     pub limit: usize,
 }
 

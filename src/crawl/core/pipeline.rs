@@ -1,6 +1,6 @@
 //! Item pipelines and their manager: `process_item` of each pipeline in order; a
 //! pipeline may return the item (changed or not), a Deferred of it, or fail with
-//! [`DropItem`](super::errors::DropItem).
+//! [`DropItem`](crate::crawl::base::errors::DropItem).
 
 use std::rc::Rc;
 

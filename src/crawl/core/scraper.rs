@@ -184,7 +184,7 @@ impl Scraper {
     }
 
     /// Sets where a run of requests from a callback's output is announced before they
-    /// go to `crawl` one by one (see [`pump`](Self::pump)).
+    /// go to `crawl` one by one (see `pump`).
     pub fn set_prefetch(&self, prefetch: PrefetchFn) {
         *self.prefetch.borrow_mut() = Some(prefetch);
     }

@@ -88,7 +88,7 @@ pub trait Spider {
     /// start URL with `dont_filter` (as Scrapy's default `start()` does).
     ///
     /// An `Err` ends `start()` as an exception would in Scrapy: a
-    /// [`CloseSpider`](super::errors::CloseSpider) closes the spider with its reason;
+    /// [`CloseSpider`](crate::crawl::base::errors::CloseSpider) closes the spider with its reason;
     /// anything else is logged, sent as `spider_error`, counted in
     /// `spider_exceptions/<type>`, and the crawl finishes with reason `start_error`.
     fn start(&mut self) -> Outputs {

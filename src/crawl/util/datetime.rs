@@ -1,6 +1,8 @@
 //! Python's `str(datetime)` (`YYYY-MM-DD HH:MM:SS.ffffff`, UTC) for a Unix time: how
 //! Scrapy's stats print `start_time` and `finish_time`.
 
+use crate::proto::date::civil_from_days;
+
 /// The current time, formatted by [`format_utc`].
 pub fn wall_clock_iso() -> String {
     let now = std::time::SystemTime::now()
@@ -15,17 +17,7 @@ pub fn format_utc(unix: f64) -> String {
     let micros = ((unix - unix.floor()) * 1e6) as i64;
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
-    // Civil-from-days (Howard Hinnant).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
+    let (y, m, d) = civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{micros:06}",
         rem / 3600,

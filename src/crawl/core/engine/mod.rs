@@ -2,8 +2,8 @@
 //! source article describes it.
 //!
 //! * **`_Slot`** ([`EngineSlot`]): `inprogress`, `close_if_idle`, `nextcall` (a
-//!   [`CallLaterOnce`] around the scheduling loop), the scheduler, and a 5 s heartbeat
-//!   [`LoopingCall`] that calls `nextcall.schedule` — the fuse for schedulers that report
+//!   [`CallLaterOnce`](crate::task::CallLaterOnce) around the scheduling loop), the scheduler, and a 5 s heartbeat
+//!   [`LoopingCall`](crate::task::LoopingCall) that calls `nextcall.schedule` — the fuse for schedulers that report
 //!   pending requests but return none. Closing is two-phase: set `closing`, check at once,
 //!   re-check on every removal.
 //! * **Two loops.** The start loop pulls *one* output from `spider.start()`, schedules
@@ -74,7 +74,8 @@ struct StartTrack {
 
 /// Builds the scheduler when the spider opens (`SCHEDULER`, with the dupefilter
 /// `DUPEFILTER_CLASS` names): the downloader's slot activity and the engine's waker
-/// are the engine's part of its [`SchedulerContext`].
+/// are the engine's part of its
+/// [`SchedulerContext`](crate::crawl::core::scheduler::SchedulerContext).
 pub type SchedulerBuilder =
     Box<dyn Fn(Rc<SlotActivity>, Waker) -> Result<Box<dyn Scheduler>, Failure>>;
 

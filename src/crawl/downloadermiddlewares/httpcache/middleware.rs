@@ -289,19 +289,7 @@ impl DownloaderMiddleware for HttpCacheMiddleware {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::Headers;
-
-    fn req(url: &str) -> Request {
-        Request::get(url).expect("test URL")
-    }
-
-    fn resp(status: u16, headers: &[(&str, &str)]) -> Response {
-        let mut h = Headers::new();
-        for (n, v) in headers {
-            h.append(n, v);
-        }
-        Response::new(req("http://a.test/"), status, h, b"body".to_vec())
-    }
+    use crate::crawl::downloadermiddlewares::httpcache::test_support::resp;
 
     #[test]
     fn a_304_freshens_the_cached_headers() {

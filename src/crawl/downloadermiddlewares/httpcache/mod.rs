@@ -34,3 +34,24 @@ mod storage;
 pub use middleware::{HttpCacheMiddleware, data_path};
 pub use policy::{CachePolicy, DummyPolicy, Rfc2616Policy};
 pub use storage::FilesystemCacheStorage;
+
+/// What the tests of the policies, the storage and the middleware build requests and
+/// responses with.
+#[cfg(test)]
+mod test_support {
+    use crate::crawl::http::request::Request;
+    use crate::crawl::http::response::Response;
+    use crate::proto::Headers;
+
+    pub(super) fn req(url: &str) -> Request {
+        Request::get(url).expect("test URL")
+    }
+
+    pub(super) fn resp(status: u16, headers: &[(&str, &str)]) -> Response {
+        let mut h = Headers::new();
+        for (n, v) in headers {
+            h.append(n, v);
+        }
+        Response::new(req("http://a.test/"), status, h, b"body".to_vec())
+    }
+}

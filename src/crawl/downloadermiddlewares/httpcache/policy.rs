@@ -230,20 +230,9 @@ impl CachePolicy for Rfc2616Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::proto::Headers;
+    use crate::crawl::downloadermiddlewares::httpcache::test_support::{req, resp};
+
     use crate::proto::date::format_http_date;
-
-    fn req(url: &str) -> Request {
-        Request::get(url).expect("test URL")
-    }
-
-    fn resp(status: u16, headers: &[(&str, &str)]) -> Response {
-        let mut h = Headers::new();
-        for (n, v) in headers {
-            h.append(n, v);
-        }
-        Response::new(req("http://a.test/"), status, h, b"body".to_vec())
-    }
 
     #[test]
     fn cache_control_parsing() {

@@ -193,18 +193,7 @@ pub(super) fn fp_of(request: &Request) -> [u8; 20] {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn req(url: &str) -> Request {
-        Request::get(url).expect("test URL")
-    }
-
-    fn resp(status: u16, headers: &[(&str, &str)]) -> Response {
-        let mut h = Headers::new();
-        for (n, v) in headers {
-            h.append(n, v);
-        }
-        Response::new(req("http://a.test/"), status, h, b"body".to_vec())
-    }
+    use crate::crawl::downloadermiddlewares::httpcache::test_support::{req, resp};
 
     #[test]
     fn storage_round_trip_gzip_expiry_and_corruption() {

@@ -263,7 +263,7 @@ impl Request {
     }
 
     /// [`get`](Self::get) taking the URL by value: a URL that is safe already (a
-    /// [`Link::url`](super::Link), which the link extractor made safe) is kept as it
+    /// [`Link::url`](crate::crawl::linkextract::Link), which the link extractor made safe) is kept as it
     /// is, without a second copy.
     ///
     /// # Errors
