@@ -262,6 +262,101 @@ fn a_worker_killed_mid_crawl_loses_nothing() {
     eprintln!("killed at {fetched_at_kill} fetches holding {held} leases; {duplicates} refetched");
 }
 
+/// The pages of a worker's own JSON-lines feed (the crawl command writes one record a
+/// page); a torn last line, written when the worker was killed, is not a page.
+fn feed_pages(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Json>(l).ok())
+        .map(|j| {
+            let url = j["url"].as_str().expect("url").to_owned();
+            normalize(
+                &url.splitn(4, '/')
+                    .nth(3)
+                    .map(|p| format!("/{p}"))
+                    .unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// Each worker writes its own feed (`-o part.jl`, as the README's fleet does); one is
+/// SIGKILLed two thirds into the crawl. An item reaches the OS before the request that
+/// produced it is acknowledged to Redis, so the killed worker's feed holds every page
+/// it acknowledged and the union of the feeds is the whole site: every expected page,
+/// none beyond the killed worker's leases twice.
+#[test]
+fn each_workers_own_feed_loses_nothing_when_one_is_killed() {
+    let pages = 3000;
+    let srv = fixture(pages);
+    let redis = RedisServer::start().expect("redis-server is needed for this test");
+    let dir = trawl::testing::TempDir::new("worker-feeds").expect("temp dir");
+    let feeds: Vec<std::path::PathBuf> = (0..3)
+        .map(|i| dir.path().join(format!("part{i}.jl")))
+        .collect();
+    let workers: Vec<Child> = feeds
+        .iter()
+        .map(|f| worker(&srv, &redis, &["-o", f.to_str().expect("utf-8 path")]))
+        .collect();
+    assert!(
+        srv.stats().wait_for_requests(2000, Duration::from_secs(90)),
+        "the crawl did not get two thirds through"
+    );
+    let mut workers = workers.into_iter();
+    let mut victim = workers.next().expect("three");
+    let victim_pid = victim.id().to_string();
+    victim.kill().expect("SIGKILL");
+    let _ = victim.wait();
+    let ids = redis
+        .call(&["ZRANGE", "w:requests:workers", "0", "-1"])
+        .expect("zrange");
+    let id = ids
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|v| String::from_utf8_lossy(v.as_bytes().expect("bulk")).into_owned())
+        .find(|id| id.split(':').nth(1) == Some(victim_pid.as_str()))
+        .expect("the killed worker is registered");
+    let held = redis
+        .call(&["HLEN", &format!("w:requests:leases:{id}")])
+        .expect("hlen")
+        .as_int()
+        .expect("int");
+    let killed_feed = feed_pages(&feeds[0]).len();
+    redis
+        .call(&["ZADD", "w:requests:workers", "XX", "CH", "0", &id])
+        .expect("zadd");
+    for w in workers {
+        let (code, log) = finish(w);
+        assert_eq!(code, 0, "{log}");
+    }
+    let mut count: HashMap<String, u32> = HashMap::new();
+    for f in &feeds {
+        for p in feed_pages(f) {
+            *count.entry(p).or_default() += 1;
+        }
+    }
+    let expected = expected_pages(&srv);
+    let missing: Vec<&String> = expected
+        .iter()
+        .filter(|p| !count.contains_key(*p))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} pages are in no worker's feed (the killed worker's feed had {killed_feed} \
+         records): {:?}",
+        missing.len(),
+        &missing[..missing.len().min(5)]
+    );
+    assert_expected_pages(count.keys(), &srv, "the feeds");
+    let twice: u32 = count.values().map(|n| n - 1).sum();
+    assert!(
+        i64::from(twice) <= held,
+        "{twice} pages are in two feeds, but the killed worker held only {held} leases"
+    );
+    eprintln!("killed worker: {killed_feed} records, {held} leases; {twice} pages in two feeds");
+}
+
 #[test]
 fn redis_restarted_mid_crawl_loses_nothing() {
     let pages = 2000;

@@ -95,6 +95,23 @@ pub struct SlotState {
     pub queued: usize,
 }
 
+/// What holds a crawl's results between the response that made them and their storage
+/// (a feed's write buffer). A shared queue acknowledges a request only after
+/// [`CrawlContext::flush_outputs`], so a worker killed after the acknowledgement has
+/// lost nothing it acknowledged: its results are with the OS.
+pub trait OutputBuffer {
+    /// Hands what is buffered to the OS (and to the disk, when the output's policy
+    /// asks for it).
+    ///
+    /// # Errors
+    ///
+    /// The write (or the sync) failed.
+    fn flush_output(&self) -> std::io::Result<()>;
+
+    /// Its name in log lines (a feed's path).
+    fn output_name(&self) -> String;
+}
+
 /// The engine's in-flight figures and backpressure gates (`status_line` as numbers).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EngineGauges {
@@ -158,6 +175,7 @@ pub struct CrawlContext {
     job: Option<Rc<Job>>,
     spider_state: Rc<SpiderState>,
     resources: RefCell<Vec<(TypeId, Rc<dyn Any>)>>,
+    outputs: RefCell<Vec<Weak<dyn OutputBuffer>>>,
     handle_httpstatus_list: RefCell<Option<Vec<u16>>>,
 }
 
@@ -187,6 +205,7 @@ impl CrawlContext {
             job,
             spider_state,
             resources: RefCell::new(Vec::new()),
+            outputs: RefCell::new(Vec::new()),
             handle_httpstatus_list: RefCell::new(None),
         }
     }
@@ -220,6 +239,37 @@ impl CrawlContext {
             .borrow_mut()
             .push((id, made.clone() as Rc<dyn Any>));
         Ok(made)
+    }
+
+    /// Registers an output whose buffer [`flush_outputs`](Self::flush_outputs) empties
+    /// (a feed registers each of its files).
+    pub fn register_output(&self, output: Weak<dyn OutputBuffer>) {
+        self.outputs.borrow_mut().push(output);
+    }
+
+    /// Hands every registered output's buffer to the OS: what a shared queue calls
+    /// before it acknowledges requests whose results those buffers hold.
+    ///
+    /// # Errors
+    ///
+    /// An output could not be written; the others were still flushed. The caller must
+    /// not acknowledge then (the requests are fetched again, nothing is lost).
+    pub fn flush_outputs(&self) -> Result<(), Failure> {
+        let outputs: Vec<Rc<dyn OutputBuffer>> = {
+            let mut list = self.outputs.borrow_mut();
+            list.retain(|w| w.strong_count() > 0);
+            list.iter().filter_map(Weak::upgrade).collect()
+        };
+        let mut first_error = None;
+        for o in outputs {
+            if let Err(e) = o.flush_output() {
+                log::error!("Cannot write {}: {e}", o.output_name());
+                first_error.get_or_insert_with(|| {
+                    Failure::msg(format!("cannot write {}: {e}", o.output_name()))
+                });
+            }
+        }
+        first_error.map_or(Ok(()), Err)
     }
 
     /// The JOBDIR job, when the crawl has one.

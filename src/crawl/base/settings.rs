@@ -166,6 +166,7 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("FEED_EXPORT_ENCODING", json!("utf-8")),
         ("FEED_EXPORT_FIELDS", Value::Null),
         ("FEED_EXPORT_INDENT", json!(0)),
+        ("FEED_FSYNC", json!("never")),
         ("FEEDS", json!({})),
         ("HTTPCACHE_ALWAYS_STORE", json!(false)),
         ("HTTPCACHE_DIR", json!("httpcache")),

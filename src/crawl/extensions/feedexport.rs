@@ -17,14 +17,14 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Seek, SeekFrom, Write};
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 use serde_json::Value;
 
 use crate::crawl::base::errors::NotConfigured;
 use crate::crawl::base::item::Item;
 use crate::crawl::base::signals::{Signal, SignalArgs};
-use crate::crawl::context::CrawlContext;
+use crate::crawl::context::{CrawlContext, OutputBuffer};
 use crate::crawl::http::request::keys;
 use crate::crawl::jobdir::JobOutput;
 use crate::crawl::util::pyjson::{PyJson, dumps_entries_into, python_number_str, python_repr};
@@ -270,20 +270,64 @@ fn fields_setting(value: Option<&Value>) -> Result<Option<Vec<String>>, Failure>
     Ok((!fields.is_empty()).then_some(fields))
 }
 
+/// `FEED_FSYNC`: whether a feed is synced to the disk, not only written to the OS,
+/// before a shared queue acknowledges requests whose items it holds (a power cut then
+/// loses nothing acknowledged). Off by default: a killed worker loses nothing either
+/// way; a power cut can lose what the OS had not written yet.
+fn fsync_setting(value: Option<&Value>) -> Result<bool, Failure> {
+    match value {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => Ok(false),
+        Some(Value::Bool(true)) => Ok(true),
+        Some(Value::String(s)) => match s.to_ascii_lowercase().as_str() {
+            "" | "0" | "false" | "never" => Ok(false),
+            "1" | "true" | "always" => Ok(true),
+            other => Err(Failure::msg(format!(
+                "FEED_FSYNC must be \"always\" or \"never\", not {other:?}"
+            ))),
+        },
+        Some(other) => Err(Failure::msg(format!(
+            "FEED_FSYNC must be \"always\" or \"never\", not {other}"
+        ))),
+    }
+}
+
 fn renaming_refused() -> Failure {
     Failure::msg("FEED_EXPORT_FIELDS as a dict (renaming columns) is not supported; give a list")
 }
 
-/// One feed as a part of a JOBDIR job.
-struct FeedOutput(Rc<RefCell<Feed>>);
+/// One feed as an output of the crawl: a part of a JOBDIR job, and a buffer a shared
+/// queue has emptied before it acknowledges requests (`FEED_FSYNC`: synced too).
+struct FeedOutput {
+    feed: Rc<RefCell<Feed>>,
+    fsync: bool,
+}
+
+impl OutputBuffer for FeedOutput {
+    fn flush_output(&self) -> std::io::Result<()> {
+        match self.feed.borrow_mut().out.as_mut() {
+            Some(out) => {
+                out.flush()?;
+                if self.fsync {
+                    out.get_ref().sync_data()?;
+                }
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn output_name(&self) -> String {
+        format!("feed {}", self.feed.borrow().path)
+    }
+}
 
 impl JobOutput for FeedOutput {
     fn name(&self) -> String {
-        self.0.borrow().path.clone()
+        self.feed.borrow().path.clone()
     }
 
     fn request_done(&self, id: u64) {
-        let mut feed = self.0.borrow_mut();
+        let mut feed = self.feed.borrow_mut();
         let Some(items) = feed.held.remove(&id) else {
             return;
         };
@@ -295,7 +339,7 @@ impl JobOutput for FeedOutput {
     }
 
     fn position(&self) -> std::io::Result<(u64, u64)> {
-        let mut feed = self.0.borrow_mut();
+        let mut feed = self.feed.borrow_mut();
         let count = feed.count;
         match feed.out.as_mut() {
             Some(out) => {
@@ -307,7 +351,7 @@ impl JobOutput for FeedOutput {
     }
 
     fn sync(&self) -> std::io::Result<()> {
-        match self.0.borrow_mut().out.as_mut() {
+        match self.feed.borrow_mut().out.as_mut() {
             Some(out) => {
                 out.flush()?;
                 out.get_ref().sync_data()
@@ -320,8 +364,9 @@ impl JobOutput for FeedOutput {
 /// The feed exporter extension.
 pub struct FeedExporter {
     feeds: Vec<Rc<RefCell<Feed>>>,
-    /// Kept alive for the job's weak references.
-    outputs: RefCell<Vec<Rc<dyn JobOutput>>>,
+    /// Each feed as an output, kept alive for the context's and the job's weak
+    /// references.
+    outputs: Vec<Rc<FeedOutput>>,
 }
 
 impl FeedExporter {
@@ -400,18 +445,30 @@ impl FeedExporter {
         if feeds.is_empty() {
             return Err(Failure::new(NotConfigured("no FEEDS".into())));
         }
-        let me = Rc::new(Self {
-            feeds: feeds
-                .into_iter()
-                .map(|f| Rc::new(RefCell::new(f)))
-                .collect(),
-            outputs: RefCell::new(Vec::new()),
-        });
+        let fsync = fsync_setting(s.get("FEED_FSYNC"))?;
+        let feeds: Vec<Rc<RefCell<Feed>>> = feeds
+            .into_iter()
+            .map(|f| Rc::new(RefCell::new(f)))
+            .collect();
+        let outputs: Vec<Rc<FeedOutput>> = feeds
+            .iter()
+            .map(|feed| {
+                Rc::new(FeedOutput {
+                    feed: feed.clone(),
+                    fsync,
+                })
+            })
+            .collect();
+        for o in &outputs {
+            let o: Rc<dyn OutputBuffer> = o.clone();
+            ctx.register_output(Rc::downgrade(&o));
+        }
+        let me = Rc::new(Self { feeds, outputs });
         let m = me.clone();
         let c = Rc::downgrade(ctx);
         ctx.signals.connect(Signal::SpiderOpened, move |_| {
             let job = c.upgrade().and_then(|c| c.job().cloned());
-            for feed in &m.feeds {
+            for (feed, output) in m.feeds.iter().zip(&m.outputs) {
                 let mut f = feed.borrow_mut();
                 let resumed = job.as_ref().and_then(|j| j.feed_position(&f.path));
                 let r = match resumed {
@@ -424,9 +481,8 @@ impl FeedExporter {
                 r.map_err(|e| Failure::msg(format!("cannot open feed {}: {e}", f.path)))?;
                 drop(f);
                 if let Some(job) = &job {
-                    let output: Rc<dyn JobOutput> = Rc::new(FeedOutput(feed.clone()));
-                    job.register_output(Rc::downgrade(&output) as Weak<dyn JobOutput>);
-                    m.outputs.borrow_mut().push(output);
+                    let output: Rc<dyn JobOutput> = output.clone();
+                    job.register_output(Rc::downgrade(&output));
                 }
             }
             Ok(())

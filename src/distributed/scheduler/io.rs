@@ -84,6 +84,21 @@ impl Inner {
                 Ok(Value::Nil)
             });
         }
+        // A request is acknowledged once the items it produced are with the OS: a
+        // worker killed after the acknowledgement has lost nothing it acknowledged. If a
+        // feed cannot be written the acknowledgements are withheld; the leases run out
+        // and the requests are fetched again.
+        let acks = if !acks.is_empty()
+            && let Some(ctx) = self.ctx.upgrade()
+            && let Err(f) = ctx.flush_outputs()
+        {
+            log::error!("Withholding {} acknowledgements: {f}", acks.len());
+            ctx.stats
+                .inc_value("scheduler/redis/acks_withheld", acks.len() as i64);
+            Vec::new()
+        } else {
+            acks
+        };
         if !acks.is_empty() || !bad.is_empty() {
             let mut hdel: Vec<&[u8]> = vec![b"HDEL", self.keys.mine.as_bytes()];
             hdel.extend(acks.iter().map(String::as_bytes));
