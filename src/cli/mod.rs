@@ -26,7 +26,9 @@ pub use crate::util::peak_rss;
 pub use args::{Args, UsageError};
 pub use commands::HELP;
 pub use project::{Project, SpiderArgs, SpiderFactory};
-pub use run::{CliError, apply_common, init_logging, run_crawl, startup_note};
+pub use run::{
+    CliError, apply_common, feed_process_params_from_cli, init_logging, run_crawl, startup_note,
+};
 
 use run::one_line;
 

@@ -261,9 +261,12 @@ impl Project {
                 )));
             }
         };
-        let spider = self.build(name, &SpiderArgs::parse(args)?)?;
+        let spider_args = SpiderArgs::parse(args)?;
+        let spider = self.build(name, &spider_args)?;
         let settings = self.settings(args, "INFO")?;
-        let crawler = run_crawl(spider, settings, self.registry(), progress_wanted(args))?;
+        let mut registry = self.registry();
+        registry.set_spider_arguments(spider_args.0);
+        let crawler = run_crawl(spider, settings, registry, progress_wanted(args))?;
         Ok(exit_code(&crawler))
     }
 

@@ -164,34 +164,76 @@ pub fn apply_common(args: &Args, settings: &mut Settings) -> Result<(), CliError
     if let Some(token) = args.value("metrics-token") {
         settings.set("METRICS_TOKEN", token, Priority::Cmdline);
     }
-    let mut feeds = serde_json::Map::new();
-    for (flag, overwrite) in [("o", false), ("O", true)] {
-        for spec in args.all(flag) {
-            let (path, format) = split_feed_spec(spec);
-            let mut opts = serde_json::Map::new();
-            opts.insert("overwrite".into(), overwrite.into());
-            if let Some(f) = format {
-                opts.insert("format".into(), f.into());
-            }
-            feeds.insert(path.to_owned(), opts.into());
+    let output: Vec<String> = args.all("o").iter().map(|s| s.to_string()).collect();
+    let overwrite: Vec<String> = args.all("O").iter().map(|s| s.to_string()).collect();
+    if !output.is_empty() || !overwrite.is_empty() {
+        let known = crate::crawl::extensions::feedexport::known_formats(settings)
+            .map_err(CliError::Usage)?;
+        let mut feeds =
+            feed_process_params_from_cli(&output, &overwrite, &known).map_err(CliError::Usage)?;
+        // FEEDS from the settings wins over a -o entry with the same URI.
+        let from_settings = settings
+            .get_dict("FEEDS")
+            .map_err(|e| CliError::Usage(e.to_string()))?;
+        for (uri, options) in from_settings {
+            feeds.insert(uri, options);
         }
-    }
-    if !feeds.is_empty() {
         settings.set("FEEDS", serde_json::Value::Object(feeds), Priority::Cmdline);
     }
     Ok(())
 }
 
-/// `items.json:jsonlines` → (`items.json`, `Some("jsonlines")`); a colon that does not
-/// name a known format is part of the path.
-fn split_feed_spec(spec: &str) -> (&str, Option<&str>) {
-    if let Some((path, format)) = spec.rsplit_once(':')
-        && matches!(format, "json" | "jsonlines" | "jl" | "csv")
-        && !path.is_empty()
-    {
-        return (path, Some(format));
+/// Scrapy's `feed_process_params_from_cli`: the `FEEDS` entries of `-o` (append) or
+/// `-O` (overwrite) values, `URI:FORMAT` or a URI whose extension names the format;
+/// `-:FORMAT` is the standard output (`stdout:`).
+///
+/// # Errors
+///
+/// Both `-o` and `-O`, or a value with no known format (Scrapy's messages).
+pub fn feed_process_params_from_cli(
+    output: &[String],
+    overwrite_output: &[String],
+    known_formats: &[String],
+) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let check = |format: &str| -> Result<(), String> {
+        if known_formats.iter().any(|f| f == format) {
+            return Ok(());
+        }
+        let quoted: Vec<String> = known_formats.iter().map(|f| format!("'{f}'")).collect();
+        Err(format!(
+            "Unrecognized output format '{format}'. Set a supported one (({})) after a colon at \
+             the end of the output URI (i.e. -o/-O <URI>:<FORMAT>) or as a file extension.",
+            quoted.join(", ")
+        ))
+    };
+    let (values, overwrite) = match (output.is_empty(), overwrite_output.is_empty()) {
+        (false, false) => {
+            return Err("Please use only one of -o/--output and -O/--overwrite-output".into());
+        }
+        (true, false) => (overwrite_output, true),
+        _ => (output, false),
+    };
+    let mut feeds = serde_json::Map::new();
+    for element in values {
+        let (uri, format) = match element.rsplit_once(':') {
+            Some((uri, format)) if check(format).is_ok() => {
+                let uri = if uri == "-" { "stdout:" } else { uri };
+                (uri.to_owned(), format.to_owned())
+            }
+            _ => (
+                element.clone(),
+                crate::crawl::extensions::feedexport::path_suffix(element).to_owned(),
+            ),
+        };
+        check(&format)?;
+        let mut opts = serde_json::Map::new();
+        opts.insert("format".into(), format.into());
+        if overwrite {
+            opts.insert("overwrite".into(), true.into());
+        }
+        feeds.insert(uri, opts.into());
     }
-    (spec, None)
+    Ok(feeds)
 }
 
 /// Whether a live progress line should be drawn.

@@ -163,10 +163,34 @@ fn defaults() -> Vec<(&'static str, Value)> {
                 "trawl.Metrics": 0
             }),
         ),
+        ("FEED_EXPORT_BATCH_ITEM_COUNT", json!(0)),
         ("FEED_EXPORT_ENCODING", json!("utf-8")),
         ("FEED_EXPORT_FIELDS", Value::Null),
         ("FEED_EXPORT_INDENT", json!(0)),
+        ("FEED_EXPORTERS", json!({})),
+        (
+            "FEED_EXPORTERS_BASE",
+            json!({
+                "json": "trawl.JsonItemExporter",
+                "jsonlines": "trawl.JsonLinesItemExporter",
+                "jsonl": "trawl.JsonLinesItemExporter",
+                "jl": "trawl.JsonLinesItemExporter",
+                "csv": "trawl.CsvItemExporter",
+                "xml": "trawl.XmlItemExporter"
+            }),
+        ),
         ("FEED_FSYNC", json!("never")),
+        ("FEED_STORAGES", json!({})),
+        (
+            "FEED_STORAGES_BASE",
+            json!({
+                "": "trawl.FileFeedStorage",
+                "file": "trawl.FileFeedStorage",
+                "stdout": "trawl.StdoutFeedStorage"
+            }),
+        ),
+        ("FEED_STORE_EMPTY", json!(true)),
+        ("FEED_URI_PARAMS", Value::Null),
         ("FEEDS", json!({})),
         ("HTTPCACHE_ALWAYS_STORE", json!(false)),
         ("HTTPCACHE_DIR", json!("httpcache")),

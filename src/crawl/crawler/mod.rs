@@ -25,7 +25,7 @@ use crate::crawl::core::engine::{EngineParts, ExecutionEngine};
 use crate::crawl::core::scheduler::SchedulerContext;
 use crate::crawl::core::scraper::Scraper;
 use crate::crawl::jobdir::Job;
-use crate::crawl::spiders::spider::{Spider, SpiderCell};
+use crate::crawl::spiders::spider::{Spider, SpiderAttributes, SpiderCell};
 use crate::defer::{Deferred, Failure};
 use crate::reactor::{Clock, ReactorHandle};
 
@@ -104,6 +104,17 @@ impl Crawler {
             job,
         ));
         ctx.set_spider_handle_httpstatus_list(spider.handle_httpstatus_list());
+        let mut attributes = spider.attributes();
+        attributes.insert("name".into(), ctx.spider_name().into());
+        attributes
+            .entry("allowed_domains")
+            .or_insert_with(|| ctx.allowed_domains().to_vec().into());
+        for (k, v) in registry.spider_arguments() {
+            attributes.insert(k.clone(), v.clone().into());
+        }
+        ctx.resource(|| Ok(Rc::new(SpiderAttributes(attributes))))?;
+        let plugins = registry.feed_plugins().clone();
+        ctx.resource(|| Ok(Rc::new(plugins)))?;
         spider.set_context(&ctx);
         let crawler = Rc::new_cyclic(|me| Self {
             ctx,

@@ -24,6 +24,7 @@ use crate::crawl::core::dupefilter::DupeFilter;
 use crate::crawl::core::pipeline::ItemPipeline;
 use crate::crawl::core::scheduler::{Scheduler, SchedulerContext};
 use crate::crawl::core::spidermw::SpiderMiddleware;
+use crate::crawl::extensions::feedexport::FeedPlugins;
 use crate::defer::Failure;
 use crate::reactor::{Clock, ReactorHandle};
 use crate::util::SeededMap;
@@ -101,9 +102,33 @@ pub struct Registry {
     dupefilters: HashMap<String, DupeFilterFactory>,
     stats: HashMap<String, StatsFactory>,
     handlers: HashMap<String, HandlerFactory>,
+    feeds: FeedPlugins,
+    spider_arguments: Vec<(String, String)>,
 }
 
 impl Registry {
+    /// The feed exporters, storages, `uri_params` functions and item filters by name
+    /// (`FEED_EXPORTERS`, `FEED_STORAGES`, the `FEEDS` options that name them).
+    pub fn feed_plugins(&self) -> &FeedPlugins {
+        &self.feeds
+    }
+
+    /// Registers feed exporters, storages, `uri_params` functions or item filters.
+    pub fn feed_plugins_mut(&mut self) -> &mut FeedPlugins {
+        &mut self.feeds
+    }
+
+    /// The spider arguments (`-a NAME=VALUE`) the spider was built with: the crawl
+    /// adds them to the spider's attributes (a feed URI's `%(NAME)s`).
+    pub fn set_spider_arguments(&mut self, args: Vec<(String, String)>) {
+        self.spider_arguments = args;
+    }
+
+    /// The spider arguments given with [`set_spider_arguments`](Self::set_spider_arguments).
+    pub fn spider_arguments(&self) -> &[(String, String)] {
+        &self.spider_arguments
+    }
+
     /// Registers a downloader middleware under `name`.
     pub fn register_downloader_middleware<F>(&mut self, name: &str, f: F)
     where

@@ -11,4 +11,4 @@ pub use contracts::Contract;
 pub use crawl::{CrawlSpider, Rule};
 pub use outputs::{CallbackResult, Output, Outputs, outputs};
 pub use sitemap::SitemapSpider;
-pub use spider::{Spider, SpiderCell, UnknownCallback};
+pub use spider::{Spider, SpiderAttributes, SpiderCell, UnknownCallback};

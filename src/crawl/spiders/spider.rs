@@ -158,6 +158,14 @@ pub trait Spider {
         let _ = ctx;
     }
 
+    /// The spider's attributes by name, as Scrapy code reads them off the spider
+    /// object: a feed URI's `%(category)s` finds `category` here (the spider's `name`
+    /// and `allowed_domains`, and the `-a NAME=VALUE` arguments, are added by the
+    /// crawl; an argument wins over an attribute of the same name, as in Scrapy).
+    fn attributes(&self) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::new()
+    }
+
     /// Called when the spider has been opened.
     fn opened(&mut self) {}
 
@@ -170,3 +178,9 @@ pub trait Spider {
         Vec::new()
     }
 }
+
+/// The spider's attributes as the crawl's components see them
+/// ([`Spider::attributes`], `name`, `allowed_domains`, then the spider arguments): a
+/// resource of the crawl's context.
+#[derive(Debug, Clone, Default)]
+pub struct SpiderAttributes(pub serde_json::Map<String, serde_json::Value>);

@@ -1,5 +1,7 @@
 //! Python's `str(datetime)` (`YYYY-MM-DD HH:MM:SS.ffffff`, UTC) for a Unix time: how
-//! Scrapy's stats print `start_time` and `finish_time`.
+//! Scrapy's stats print `start_time` and `finish_time`; and `datetime.isoformat()` of a
+//! UTC time (`YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`), which feed URIs' `%(time)s` and
+//! `%(batch_time)s` are made from.
 
 use crate::proto::date::civil_from_days;
 
@@ -20,6 +22,28 @@ pub fn format_utc(unix: f64) -> String {
     let (y, m, d) = civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{micros:06}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Python's `datetime.isoformat()` of the UTC time `unix_micros` (microseconds since
+/// the Unix epoch): `YYYY-MM-DDTHH:MM:SS+00:00`, with `.ffffff` before the offset when
+/// the microseconds are not 0.
+pub fn isoformat_utc(unix_micros: i64) -> String {
+    let secs = unix_micros.div_euclid(1_000_000);
+    let micros = unix_micros.rem_euclid(1_000_000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    let fraction = if micros == 0 {
+        String::new()
+    } else {
+        format!(".{micros:06}")
+    };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{fraction}+00:00",
         rem / 3600,
         rem % 3600 / 60,
         rem % 60

@@ -9,27 +9,46 @@ use serde_json::Value;
 
 /// How [`dumps`] writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PyJson {
+pub struct PyJson<'a> {
     /// `ensure_ascii` (Python's default: true).
     pub ensure_ascii: bool,
     /// `indent`: pretty-print with this many spaces (`None`: one line).
     pub indent: Option<usize>,
     /// `separators=(",", ":")` (only without `indent`).
     pub compact: bool,
+    /// `separators=(item_separator, key_separator)` as given (they win over `compact`
+    /// and over the defaults for `indent`).
+    pub separators: Option<(&'a str, &'a str)>,
+    /// `sort_keys`: every object's keys in code point order.
+    pub sort_keys: bool,
 }
 
-impl Default for PyJson {
+impl Default for PyJson<'_> {
     fn default() -> Self {
         Self {
             ensure_ascii: true,
             indent: None,
             compact: false,
+            separators: None,
+            sort_keys: false,
+        }
+    }
+}
+
+impl<'a> PyJson<'a> {
+    /// `(item_separator, key_separator)` as Python's `JSONEncoder` picks them.
+    fn separators(&self) -> (&'a str, &'a str) {
+        match (self.separators, self.indent, self.compact) {
+            (Some(given), _, _) => given,
+            (None, Some(_), _) => (",", ": "),
+            (None, None, true) => (",", ":"),
+            (None, None, false) => (", ", ": "),
         }
     }
 }
 
 /// `json.dumps(value, ...)` with the options in `opts`.
-pub fn dumps(value: &Value, opts: PyJson) -> String {
+pub fn dumps(value: &Value, opts: PyJson<'_>) -> String {
     let mut out = String::new();
     write(&mut out, value, opts, 0);
     out
@@ -40,41 +59,27 @@ pub fn dumps(value: &Value, opts: PyJson) -> String {
 pub fn dumps_entries_into<'a>(
     out: &mut String,
     entries: impl Iterator<Item = (&'a str, &'a Value)>,
-    opts: PyJson,
+    opts: PyJson<'_>,
 ) {
-    let item_sep = match (opts.indent, opts.compact) {
-        (Some(_), _) | (None, true) => ",",
-        (None, false) => ", ",
-    };
-    let key_sep = if opts.indent.is_none() && opts.compact {
-        ":"
-    } else {
-        ": "
-    };
-    let start = out.len();
-    out.push('{');
-    let mut any = false;
-    for (i, (k, v)) in entries.enumerate() {
-        if i > 0 {
-            out.push_str(item_sep);
-        }
-        if let Some(indent) = opts.indent {
-            newline(out, indent, 1);
-        }
-        push_str(out, k, opts.ensure_ascii);
-        out.push_str(key_sep);
-        write(out, v, opts, 1);
-        any = true;
+    if opts.sort_keys {
+        let mut sorted: Vec<(&str, &Value)> = entries.collect();
+        sorted.sort_by(|a, b| a.0.cmp(b.0));
+        return write_entries(out, sorted.into_iter(), opts);
     }
-    if !any {
-        out.truncate(start);
+    write_entries(out, entries, opts);
+}
+
+fn write_entries<'a>(
+    out: &mut String,
+    entries: impl Iterator<Item = (&'a str, &'a Value)>,
+    opts: PyJson<'_>,
+) {
+    let mut entries = entries.peekable();
+    if entries.peek().is_none() {
         out.push_str("{}");
-        return;
+    } else {
+        write_object(out, entries, opts, 0);
     }
-    if let Some(indent) = opts.indent {
-        newline(out, indent, 0);
-    }
-    out.push('}');
 }
 
 fn newline(out: &mut String, indent: usize, level: usize) {
@@ -84,12 +89,8 @@ fn newline(out: &mut String, indent: usize, level: usize) {
     }
 }
 
-fn write(out: &mut String, value: &Value, opts: PyJson, level: usize) {
-    let (item_sep, key_sep) = match (opts.indent, opts.compact) {
-        (Some(_), _) => (",", ": "),
-        (None, true) => (",", ":"),
-        (None, false) => (", ", ": "),
-    };
+fn write(out: &mut String, value: &Value, opts: PyJson<'_>, level: usize) {
+    let (item_sep, _) = opts.separators();
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -118,25 +119,39 @@ fn write(out: &mut String, value: &Value, opts: PyJson, level: usize) {
             }
             out.push(']');
         }
-        Value::Object(m) => {
-            out.push('{');
-            for (i, (k, v)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(item_sep);
-                }
-                if let Some(indent) = opts.indent {
-                    newline(out, indent, level + 1);
-                }
-                push_str(out, k, opts.ensure_ascii);
-                out.push_str(key_sep);
-                write(out, v, opts, level + 1);
-            }
-            if let Some(indent) = opts.indent {
-                newline(out, indent, level);
-            }
-            out.push('}');
+        Value::Object(m) if opts.sort_keys => {
+            let mut entries: Vec<(&str, &Value)> = m.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            write_object(out, entries.into_iter(), opts, level);
         }
+        Value::Object(m) => write_object(out, m.iter().map(|(k, v)| (k.as_str(), v)), opts, level),
     }
+}
+
+/// A non-empty object's entries at `level`.
+fn write_object<'v>(
+    out: &mut String,
+    entries: impl Iterator<Item = (&'v str, &'v Value)>,
+    opts: PyJson<'_>,
+    level: usize,
+) {
+    let (item_sep, key_sep) = opts.separators();
+    out.push('{');
+    for (i, (k, v)) in entries.enumerate() {
+        if i > 0 {
+            out.push_str(item_sep);
+        }
+        if let Some(indent) = opts.indent {
+            newline(out, indent, level + 1);
+        }
+        push_str(out, k, opts.ensure_ascii);
+        out.push_str(key_sep);
+        write(out, v, opts, level + 1);
+    }
+    if let Some(indent) = opts.indent {
+        newline(out, indent, level);
+    }
+    out.push('}');
 }
 
 /// A JSON string as Python writes it (`ensure_ascii` or not).

@@ -1,0 +1,202 @@
+//! One batch of one feed (Scrapy's `FeedSlot`): its URI, storage and exporter; the file
+//! is opened at the first item (or at the close, for an empty first batch that
+//! `store_empty` keeps), so a batch that gets no item leaves no file.
+
+use std::io::Write;
+use std::rc::Rc;
+
+use super::encoding::EncodeError;
+use super::exporter::ItemExporter;
+use super::storage::{FeedFile, FeedStorage};
+use crate::crawl::base::item::Item;
+use crate::defer::Deferred;
+
+/// Why an item did not reach a feed.
+#[derive(Debug)]
+pub enum SlotError {
+    /// The storage could not be opened or written.
+    Io(std::io::Error),
+    /// The item holds a character outside the feed's encoding (left out).
+    Encode(EncodeError),
+}
+
+impl std::fmt::Display for SlotError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Io(e) => e.fmt(f),
+            Self::Encode(e) => e.fmt(f),
+        }
+    }
+}
+
+/// One batch.
+pub struct FeedSlot {
+    /// The batch's number, from 1.
+    pub batch_id: u64,
+    /// The batch's URI (placeholders filled).
+    pub uri: String,
+    /// Items written.
+    pub itemcount: u64,
+    storage: Rc<dyn FeedStorage>,
+    exporter: Box<dyn ItemExporter>,
+    file: Option<Box<dyn FeedFile>>,
+    exporting: bool,
+    /// The bytes of one item (reused).
+    buf: Vec<u8>,
+}
+
+impl FeedSlot {
+    /// A batch; nothing is opened yet.
+    pub fn new(
+        batch_id: u64,
+        uri: String,
+        storage: Rc<dyn FeedStorage>,
+        exporter: Box<dyn ItemExporter>,
+    ) -> Self {
+        Self {
+            batch_id,
+            uri,
+            itemcount: 0,
+            storage,
+            exporter,
+            file: None,
+            exporting: false,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The storage's kind (for stats keys).
+    pub fn storage_kind(&self) -> String {
+        self.storage.kind().to_owned()
+    }
+
+    /// Continues a batch a previous run wrote `len` bytes and `items` items of (a
+    /// JOBDIR resume): the file is cut back to `len`; an empty one starts again.
+    ///
+    /// # Errors
+    ///
+    /// The storage cannot be reopened (or cannot take back what it was given).
+    pub fn resume(&mut self, len: u64, items: u64) -> std::io::Result<()> {
+        let Some(file) = self.storage.reopen_at(len)? else {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                format!("{} cannot be resumed", self.storage.kind()),
+            ));
+        };
+        self.file = Some(file);
+        if len == 0 {
+            self.start_exporting()?;
+        } else {
+            self.exporter.resume(items);
+            self.exporting = true;
+        }
+        self.itemcount = items;
+        Ok(())
+    }
+
+    /// Opens the file (once) and writes what comes before the first item.
+    ///
+    /// # Errors
+    ///
+    /// The storage cannot be opened or written.
+    pub fn start_exporting(&mut self) -> std::io::Result<()> {
+        if self.file.is_none() {
+            self.file = Some(self.storage.open()?);
+        }
+        if !self.exporting {
+            self.buf.clear();
+            self.exporter.start_exporting(&mut self.buf);
+            self.write_buf()?;
+            self.exporting = true;
+        }
+        Ok(())
+    }
+
+    fn write_buf(&mut self) -> std::io::Result<()> {
+        match self.file.as_mut() {
+            Some(f) if !self.buf.is_empty() => f.write_all(&self.buf),
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes one item.
+    ///
+    /// # Errors
+    ///
+    /// The storage failed, or the item cannot be encoded (it is left out).
+    pub fn export_item(&mut self, item: &Item) -> Result<(), SlotError> {
+        self.start_exporting().map_err(SlotError::Io)?;
+        self.buf.clear();
+        self.exporter
+            .export_item(item, &mut self.buf)
+            .map_err(SlotError::Encode)?;
+        self.write_buf().map_err(SlotError::Io)?;
+        self.itemcount += 1;
+        Ok(())
+    }
+
+    /// Hands what is buffered to the OS (and to the disk with `sync`).
+    ///
+    /// # Errors
+    ///
+    /// The write or the sync failed.
+    pub fn flush(&mut self, sync: bool) -> std::io::Result<()> {
+        match self.file.as_mut() {
+            Some(f) if sync => f.sync_data(),
+            Some(f) => f.flush(),
+            None => Ok(()),
+        }
+    }
+
+    /// The batch's length in bytes, after a flush (0 before it is opened).
+    ///
+    /// # Errors
+    ///
+    /// The flush failed or the target has no position.
+    pub fn position(&mut self) -> std::io::Result<u64> {
+        match self.file.as_mut() {
+            Some(f) => f.position(),
+            None => Ok(0),
+        }
+    }
+
+    /// Closes the batch as Scrapy's `_close_slot` does: a batch with items is
+    /// finished, an empty first batch is written whole when `store_empty`, any other
+    /// empty batch is dropped (`Ok(None)`: nothing stored). Otherwise the file goes to
+    /// the storage; the Deferred fires when it is stored.
+    ///
+    /// # Errors
+    ///
+    /// The last bytes could not be written.
+    pub fn close(&mut self, store_empty: bool) -> std::io::Result<Option<Deferred<()>>> {
+        if self.itemcount == 0 && !(store_empty && self.batch_id == 1) {
+            return Ok(None);
+        }
+        self.start_exporting()?;
+        self.finish()?;
+        match self.file.take() {
+            Some(file) => Ok(Some(self.storage.store(file))),
+            None => Ok(None),
+        }
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        if self.exporting {
+            self.buf.clear();
+            self.exporter.finish_exporting(&mut self.buf);
+            self.write_buf()?;
+            self.exporting = false;
+        }
+        Ok(())
+    }
+
+    /// A forced stop: finishes what was started and flushes, without storing.
+    ///
+    /// # Errors
+    ///
+    /// The last bytes could not be written.
+    pub fn force_close(&mut self) -> std::io::Result<()> {
+        self.finish()?;
+        self.flush(false)
+    }
+}

@@ -1,0 +1,225 @@
+//! Feed storages (Scrapy's `FEED_STORAGES`): where a batch's bytes go. A storage opens
+//! a [`FeedFile`] for each batch and stores it when the batch closes. `file` (and
+//! plain paths) writes the file in place, appending unless `overwrite`, creating
+//! missing directories; `stdout:` writes to the standard output.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::Path;
+use std::rc::Rc;
+
+use crate::crawl::base::settings::Settings;
+use crate::defer::Deferred;
+
+/// An open batch (the file object Scrapy's exporters write to).
+pub trait FeedFile: Write {
+    /// Writes what is buffered and asks the OS to put it on the disk.
+    ///
+    /// # Errors
+    ///
+    /// The write or the sync failed.
+    fn sync_data(&mut self) -> io::Result<()>;
+
+    /// How many bytes the batch holds (for a JOBDIR commit), after a flush.
+    ///
+    /// # Errors
+    ///
+    /// The flush failed or the target has no position (a pipe).
+    fn position(&mut self) -> io::Result<u64>;
+}
+
+/// A storage for one feed URI (a batch's, placeholders filled).
+pub trait FeedStorage {
+    /// Scrapy's class name, used in stats keys (`feedexport/success_count/<kind>`).
+    fn kind(&self) -> &str;
+
+    /// Opens the batch's file.
+    ///
+    /// # Errors
+    ///
+    /// The target cannot be opened.
+    fn open(&self) -> io::Result<Box<dyn FeedFile>>;
+
+    /// Stores a finished batch: closes the file (a remote storage uploads it). The
+    /// Deferred fires when the batch is stored.
+    fn store(&self, file: Box<dyn FeedFile>) -> Deferred<()>;
+
+    /// Reopens the batch cut back to `len` bytes, to continue it (a JOBDIR resume);
+    /// `None` when this storage cannot take back what it was given.
+    ///
+    /// # Errors
+    ///
+    /// The target cannot be opened or cut.
+    fn reopen_at(&self, _len: u64) -> io::Result<Option<Box<dyn FeedFile>>> {
+        Ok(None)
+    }
+}
+
+/// What a storage factory gets.
+#[derive(Debug)]
+pub struct StorageSetup<'a> {
+    /// The batch's URI.
+    pub uri: &'a str,
+    /// The feed's `overwrite` option as given (`None`: not set).
+    pub overwrite: Option<bool>,
+    /// The crawl's settings (credentials, temporary directory).
+    pub settings: &'a Settings,
+}
+
+/// Builds a storage for a URI (`FEED_STORAGES`); an `Err` is a start-up error.
+pub type StorageFactory = Rc<dyn Fn(&StorageSetup<'_>) -> Result<Rc<dyn FeedStorage>, String>>;
+
+/// Scrapy's `FileFeedStorage`: a local file, appended to unless `overwrite`.
+#[derive(Debug)]
+pub struct FileFeedStorage {
+    path: String,
+    overwrite: bool,
+}
+
+impl FileFeedStorage {
+    /// The storage for a path or a `file:` URI (decoded as w3lib's
+    /// `file_uri_to_path`).
+    pub fn new(setup: &StorageSetup<'_>) -> Self {
+        let path = if setup.uri.starts_with("file:") {
+            super::uri::file_uri_to_path(setup.uri)
+        } else {
+            setup.uri.to_owned()
+        };
+        Self {
+            path,
+            overwrite: setup.overwrite.unwrap_or(false),
+        }
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    fn create_parent(&self) -> io::Result<()> {
+        if let Some(parent) = Path::new(&self.path).parent()
+            && !parent.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(parent)?;
+        }
+        Ok(())
+    }
+}
+
+impl FeedStorage for FileFeedStorage {
+    fn kind(&self) -> &str {
+        "FileFeedStorage"
+    }
+
+    fn open(&self) -> io::Result<Box<dyn FeedFile>> {
+        self.create_parent()?;
+        let file = OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(!self.overwrite)
+            .truncate(self.overwrite)
+            .open(&self.path)?;
+        Ok(Box::new(BufWriter::with_capacity(64 * 1024, file)))
+    }
+
+    fn store(&self, mut file: Box<dyn FeedFile>) -> Deferred<()> {
+        match file.flush() {
+            Ok(()) => crate::defer::succeed(()),
+            Err(e) => crate::defer::fail(crate::defer::Failure::msg(format!(
+                "cannot write {}: {e}",
+                self.path
+            ))),
+        }
+    }
+
+    fn reopen_at(&self, len: u64) -> io::Result<Option<Box<dyn FeedFile>>> {
+        self.create_parent()?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .write(true)
+            .truncate(false)
+            .open(&self.path)?;
+        file.set_len(len)?;
+        file.seek(SeekFrom::End(0))?;
+        Ok(Some(Box::new(BufWriter::with_capacity(64 * 1024, file))))
+    }
+}
+
+impl FeedFile for BufWriter<File> {
+    fn sync_data(&mut self) -> io::Result<()> {
+        self.flush()?;
+        self.get_ref().sync_data()
+    }
+
+    fn position(&mut self) -> io::Result<u64> {
+        self.flush()?;
+        self.get_mut().stream_position()
+    }
+}
+
+/// Scrapy's `StdoutFeedStorage` (`stdout:`, `-o -:FORMAT`): the standard output.
+#[derive(Debug)]
+pub struct StdoutFeedStorage;
+
+impl StdoutFeedStorage {
+    /// The storage; warns, as Scrapy does, that `overwrite` means nothing here.
+    pub fn new(setup: &StorageSetup<'_>) -> Self {
+        if setup.overwrite == Some(true) {
+            log::warn!(
+                "Standard output (stdout) storage does not support overwriting. To suppress \
+                 this warning, remove the overwrite option from your FEEDS setting, or set it \
+                 to False."
+            );
+        }
+        Self
+    }
+}
+
+/// The standard output as a batch's file.
+struct StdoutFile(BufWriter<io::Stdout>);
+
+impl Write for StdoutFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl FeedFile for StdoutFile {
+    fn sync_data(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+
+    fn position(&mut self) -> io::Result<u64> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "the standard output has no position",
+        ))
+    }
+}
+
+impl FeedStorage for StdoutFeedStorage {
+    fn kind(&self) -> &str {
+        "StdoutFeedStorage"
+    }
+
+    fn open(&self) -> io::Result<Box<dyn FeedFile>> {
+        Ok(Box::new(StdoutFile(BufWriter::with_capacity(
+            64 * 1024,
+            io::stdout(),
+        ))))
+    }
+
+    fn store(&self, mut file: Box<dyn FeedFile>) -> Deferred<()> {
+        match file.flush() {
+            Ok(()) => crate::defer::succeed(()),
+            Err(e) => crate::defer::fail(crate::defer::Failure::msg(format!(
+                "cannot write to the standard output: {e}"
+            ))),
+        }
+    }
+}
