@@ -74,12 +74,7 @@ fn write_entries<'a>(
     entries: impl Iterator<Item = (&'a str, &'a Value)>,
     opts: PyJson<'_>,
 ) {
-    let mut entries = entries.peekable();
-    if entries.peek().is_none() {
-        out.push_str("{}");
-    } else {
-        write_object(out, entries, opts, 0);
-    }
+    write_object(out, entries, opts, 0);
 }
 
 fn newline(out: &mut String, indent: usize, level: usize) {
@@ -128,7 +123,7 @@ fn write(out: &mut String, value: &Value, opts: PyJson<'_>, level: usize) {
     }
 }
 
-/// A non-empty object's entries at `level`.
+/// An object's entries at `level` (`{}` when there are none).
 fn write_object<'v>(
     out: &mut String,
     entries: impl Iterator<Item = (&'v str, &'v Value)>,
@@ -136,17 +131,25 @@ fn write_object<'v>(
     level: usize,
 ) {
     let (item_sep, key_sep) = opts.separators();
+    let start = out.len();
     out.push('{');
-    for (i, (k, v)) in entries.enumerate() {
-        if i > 0 {
+    let mut any = false;
+    for (k, v) in entries {
+        if any {
             out.push_str(item_sep);
         }
+        any = true;
         if let Some(indent) = opts.indent {
             newline(out, indent, level + 1);
         }
         push_str(out, k, opts.ensure_ascii);
         out.push_str(key_sep);
         write(out, v, opts, level + 1);
+    }
+    if !any {
+        out.truncate(start);
+        out.push_str("{}");
+        return;
     }
     if let Some(indent) = opts.indent {
         newline(out, indent, level);

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::encoding::{EncodeError, TextEncoding};
+use super::encoding::{Charset, EncodeError, TextEncoding};
 use super::exporter::{ExporterOptions, ItemExporter, Kwargs, NONE, serialized_fields};
 use crate::crawl::base::item::Item;
 use crate::crawl::util::pyjson::{PyJson, dumps_entries_into};
@@ -57,9 +57,8 @@ impl JsonCore {
         })
     }
 
-    /// The item as JSON text in `self.text`.
-    fn dump(&mut self, item: &Item, indent: Option<usize>) {
-        let opts = PyJson {
+    fn opts(&self, indent: Option<usize>) -> PyJson<'_> {
+        PyJson {
             ensure_ascii: self.ensure_ascii,
             indent,
             compact: false,
@@ -68,21 +67,61 @@ impl JsonCore {
                 .as_ref()
                 .map(|(i, k)| (i.as_str(), k.as_str())),
             sort_keys: self.sort_keys,
-        };
-        self.text.clear();
-        let fields = serialized_fields(
-            item,
-            self.fields.as_deref(),
-            self.export_empty_fields,
-            &NONE,
-        );
-        dumps_entries_into(&mut self.text, fields, opts);
+        }
+    }
+
+    /// The item's fields as a JSON object, appended to `text`.
+    fn dump(&self, item: &Item, indent: Option<usize>, text: &mut String) {
+        let opts = self.opts(indent);
+        match self.fields.as_deref() {
+            // Every field, in the item's order (the common case, without the selection).
+            None => dumps_entries_into(text, item.0.iter().map(|(k, v)| (k.as_str(), v)), opts),
+            fields => dumps_entries_into(
+                text,
+                serialized_fields(item, fields, self.export_empty_fields, &NONE),
+                opts,
+            ),
+        }
+    }
+
+    /// Appends `prefix`, the item as JSON and `suffix` to `out`, in the feed's
+    /// encoding; nothing on error.
+    fn export(
+        &mut self,
+        item: &Item,
+        indent: Option<usize>,
+        prefix: &str,
+        suffix: &str,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        let utf8 = self
+            .encoding
+            .as_ref()
+            .is_none_or(|e| e.charset == Charset::Utf8);
+        if utf8 {
+            // Written straight into the output (the feed's bytes are its UTF-8 text).
+            match String::from_utf8(std::mem::take(out)) {
+                Ok(mut text) => {
+                    text.push_str(prefix);
+                    self.dump(item, indent, &mut text);
+                    text.push_str(suffix);
+                    *out = text.into_bytes();
+                    return Ok(());
+                }
+                Err(e) => *out = e.into_bytes(),
+            }
+        }
+        let mut text = std::mem::take(&mut self.text);
+        text.clear();
+        self.dump(item, indent, &mut text);
+        self.text = text;
+        self.put(prefix, suffix, out)
     }
 
     /// Appends `self.text` (after `prefix`) in the feed's encoding; nothing on error.
-    fn put(&self, prefix: &[u8], suffix: &[u8], out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    fn put(&self, prefix: &str, suffix: &str, out: &mut Vec<u8>) -> Result<(), EncodeError> {
         let start = out.len();
-        out.extend_from_slice(prefix);
+        out.extend_from_slice(prefix.as_bytes());
         let encoded = match &self.encoding {
             None => {
                 out.extend_from_slice(self.text.as_bytes());
@@ -92,7 +131,7 @@ impl JsonCore {
         };
         match encoded {
             Ok(()) => {
-                out.extend_from_slice(suffix);
+                out.extend_from_slice(suffix.as_bytes());
                 Ok(())
             }
             Err(e) => {
@@ -127,8 +166,7 @@ impl ItemExporter for JsonLinesExporter {
     fn start_exporting(&mut self, _out: &mut Vec<u8>) {}
 
     fn export_item(&mut self, item: &Item, out: &mut Vec<u8>) -> Result<(), EncodeError> {
-        self.0.dump(item, None);
-        self.0.put(b"", b"\n", out)
+        self.0.export(item, None, "", "\n", out)
     }
 
     fn finish_exporting(&mut self, _out: &mut Vec<u8>) {}
@@ -170,13 +208,13 @@ impl ItemExporter for JsonExporter {
     }
 
     fn export_item(&mut self, item: &Item, out: &mut Vec<u8>) -> Result<(), EncodeError> {
-        self.core.dump(item, self.indent.filter(|&i| i > 0));
-        let prefix: &[u8] = match (self.first, self.indent.is_some()) {
-            (true, _) => b"",
-            (false, true) => b",\n",
-            (false, false) => b",",
+        let prefix = match (self.first, self.indent.is_some()) {
+            (true, _) => "",
+            (false, true) => ",\n",
+            (false, false) => ",",
         };
-        self.core.put(prefix, b"", out)?;
+        self.core
+            .export(item, self.indent.filter(|&i| i > 0), prefix, "", out)?;
         self.first = false;
         Ok(())
     }
