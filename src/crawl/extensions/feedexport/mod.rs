@@ -29,6 +29,7 @@ pub mod uri;
 mod csv;
 mod json;
 mod options;
+pub mod postprocessing;
 mod slot;
 mod xml;
 
@@ -105,7 +106,24 @@ impl Shared {
             settings: &ctx.settings,
         })?;
         let exporter = (options.exporter)(&options.exporter_options)?;
-        Ok(FeedSlot::new(batch_id, uri, storage, exporter))
+        let layers = (!options.postprocessing.is_empty()).then(|| {
+            let plugins = options.postprocessing.clone();
+            let raw = options.raw.clone();
+            let file_name = uri.rsplit('/').next().unwrap_or(&uri).to_owned();
+            let now = ctx.clock().wall_seconds();
+            Rc::new(move |mut file: Box<dyn storage::FeedFile>| {
+                let setup = postprocessing::PluginSetup {
+                    options: &raw,
+                    file_name: &file_name,
+                    now,
+                };
+                for plugin in plugins.iter().rev() {
+                    file = plugin(file, &setup).map_err(std::io::Error::other)?;
+                }
+                Ok(file)
+            }) as slot::Layers
+        });
+        Ok(FeedSlot::new(batch_id, uri, storage, exporter, layers))
     }
 
     /// Writes `item` to `feed` (if its filters take it) and starts the next batch when
@@ -292,6 +310,8 @@ fn job_refusal(options: &FeedOptions) -> Option<&'static str> {
         Some("batch_item_count: a job's feed is one file")
     } else if t.contains("%(time)") || t.contains("%(batch_time)") {
         Some("%(time)s / %(batch_time)s: a resumed job continues the file of the first run")
+    } else if !options.postprocessing.is_empty() {
+        Some("postprocessing: a compressed stream cannot be cut back to a committed length")
     } else if !options.scheme.is_empty() && options.scheme != "file" {
         Some("a resume cuts the feed back to its committed length, which only a file allows")
     } else {

@@ -11,7 +11,8 @@ use serde_json::{Map, Value};
 use super::encoding::TextEncoding;
 use super::exporter::{ExporterFactory, ExporterOptions};
 use super::plugins::{FeedPlugins, ItemFilterFn, UriParamsFn};
-use super::storage::StorageFactory;
+use super::postprocessing::{PluginFactory, PluginSetup};
+use super::storage::{FeedFile, StorageFactory};
 use super::uri::{has_batch_placeholder, uri_scheme};
 use crate::crawl::base::item::Item;
 use crate::crawl::base::settings::Settings;
@@ -56,13 +57,17 @@ pub struct FeedOptions {
     pub filters: Vec<ItemFilterFn>,
     /// The URI's scheme (`""` for a plain path).
     pub scheme: String,
+    /// The postprocessing plugins, in list order (the first compresses the feed).
+    pub postprocessing: Vec<PluginFactory>,
+    /// The entry's options as given (the plugins read their own keys).
+    pub raw: Map<String, Value>,
 }
 
 impl FeedOptions {
     /// Whether the feed takes `item` (every filter must; `item_classes` is one filter
     /// that takes an item any of its classes takes).
     pub fn accepts(&self, item: &Item) -> bool {
-        self.filters.iter().all(|f| f(item))
+        self.filters.iter().all(|f| f(item, &self.raw))
     }
 }
 
@@ -224,10 +229,37 @@ pub fn feed_options(
             log::warn!("FEEDS[{uri:?}]: unknown option {key:?} (ignored)");
         }
     }
-    if opts.contains_key("postprocessing") {
-        return Err(format!(
-            "FEEDS[{uri:?}]: postprocessing is not supported yet"
-        ));
+    let postprocessing = match opts.get("postprocessing") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(names)) => {
+            let mut plugins_found = Vec::new();
+            for name in names {
+                let found = name
+                    .as_str()
+                    .and_then(|n| plugins.postprocessing(n))
+                    .cloned();
+                plugins_found.push(found.ok_or_else(|| {
+                    format!("FEEDS[{uri:?}]: postprocessing: no plugin is registered as {name}")
+                })?);
+            }
+            plugins_found
+        }
+        Some(other) => {
+            return Err(format!(
+                "FEEDS[{uri:?}]: postprocessing must be a list of plugin names, not {other}"
+            ));
+        }
+    };
+    // Build the layers once over nothing so that bad plugin options stop the crawl
+    // before it starts.
+    let setup = PluginSetup {
+        options: opts,
+        file_name: uri.rsplit('/').next().unwrap_or(uri),
+        now: 0.0,
+    };
+    let mut probe: Box<dyn FeedFile> = Box::new(NullFile);
+    for plugin in postprocessing.iter().rev() {
+        probe = plugin(probe, &setup).map_err(|m| format!("FEEDS[{uri:?}]: {m}"))?;
     }
     let format = match opts.get("format") {
         Some(Value::String(f)) => f.clone(),
@@ -362,9 +394,9 @@ pub fn feed_options(
                     format!("FEEDS[{uri:?}]: item_classes: no item filter is registered as {name}")
                 })?);
             }
-            filters.push(std::rc::Rc::new(move |item: &Item| {
-                classes.iter().any(|c| c(item))
-            }));
+            filters.push(std::rc::Rc::new(
+                move |item: &Item, o: &Map<String, Value>| classes.iter().any(|c| c(item, o)),
+            ));
         }
         Some(other) => {
             return Err(format!(
@@ -403,7 +435,32 @@ pub fn feed_options(
         uri_params,
         filters,
         scheme,
+        postprocessing,
+        raw: opts.clone(),
     })
+}
+
+/// A file that keeps nothing (the plugins' options are checked on it).
+struct NullFile;
+
+impl std::io::Write for NullFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl FeedFile for NullFile {
+    fn sync_data(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+
+    fn position(&mut self) -> std::io::Result<u64> {
+        Ok(0)
+    }
 }
 
 #[cfg(test)]

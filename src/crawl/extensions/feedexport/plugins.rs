@@ -1,7 +1,8 @@
 //! What feeds are built from, by name: exporters (`FEED_EXPORTERS` maps a format to an
 //! exporter's name), storages (`FEED_STORAGES` maps a URI scheme to a storage's name),
-//! `uri_params` functions (`FEED_URI_PARAMS`, the feed option `uri_params`) and item
-//! filters (the feed options `item_filter` and `item_classes`). The built-ins are
+//! `uri_params` functions (`FEED_URI_PARAMS`, the feed option `uri_params`), item
+//! filters (the feed options `item_filter` and `item_classes`) and postprocessing
+//! plugins (the feed option `postprocessing`). The built-ins are
 //! registered under Scrapy's class names (`trawl.JsonItemExporter`, which
 //! `scrapy.exporters.JsonItemExporter` also finds); a project registers its own
 //! through the crawl's `Registry`.
@@ -13,8 +14,9 @@ use serde_json::{Map, Value};
 use super::csv::CsvExporter;
 use super::exporter::{ExporterFactory, ExporterOptions, ItemExporter};
 use super::json::{JsonExporter, JsonLinesExporter};
+use super::postprocessing::{PluginFactory, PluginSetup};
 use super::storage::{
-    FeedStorage, FileFeedStorage, StdoutFeedStorage, StorageFactory, StorageSetup,
+    FeedFile, FeedStorage, FileFeedStorage, StdoutFeedStorage, StorageFactory, StorageSetup,
 };
 use super::xml::XmlExporter;
 use crate::crawl::base::item::Item;
@@ -24,8 +26,9 @@ use crate::crawl::base::settings::normalize_component;
 /// function: it may add, change or remove entries).
 pub type UriParamsFn = Rc<dyn Fn(&mut Map<String, Value>)>;
 
-/// Whether a feed takes an item (Scrapy's `ItemFilter.accepts`).
-pub type ItemFilterFn = Rc<dyn Fn(&Item) -> bool>;
+/// Whether a feed takes an item (Scrapy's `ItemFilter.accepts`), given the item and
+/// the feed's options (a filter may read options of its own from them).
+pub type ItemFilterFn = Rc<dyn Fn(&Item, &Map<String, Value>) -> bool>;
 
 /// The named exporters, storages, URI parameter functions and item filters a crawl's
 /// feeds may use.
@@ -35,6 +38,7 @@ pub struct FeedPlugins {
     storages: Vec<(String, StorageFactory)>,
     uri_params: Vec<(String, UriParamsFn)>,
     item_filters: Vec<(String, ItemFilterFn)>,
+    postprocessing: Vec<(String, PluginFactory)>,
 }
 
 impl std::fmt::Debug for FeedPlugins {
@@ -69,6 +73,7 @@ impl Default for FeedPlugins {
             storages: Vec::new(),
             uri_params: Vec::new(),
             item_filters: Vec::new(),
+            postprocessing: Vec::new(),
         };
         fn boxed<E: ItemExporter + 'static>(
             r: Result<E, String>,
@@ -87,6 +92,9 @@ impl Default for FeedPlugins {
         p.register_storage("trawl.StdoutFeedStorage", |s| {
             Ok(Rc::new(StdoutFeedStorage::new(s)) as Rc<dyn FeedStorage>)
         });
+        p.register_postprocessing("trawl.GzipPlugin", super::postprocessing::gzip);
+        p.register_postprocessing("trawl.LZMAPlugin", super::postprocessing::lzma);
+        p.register_postprocessing("trawl.Bz2Plugin", super::postprocessing::bz2);
         p
     }
 }
@@ -123,12 +131,28 @@ impl FeedPlugins {
     }
 
     /// Registers an item filter under `name` (the feed options `item_filter` and
-    /// `item_classes`).
+    /// `item_classes`: trawl's items are maps, so an "item class" is a predicate on
+    /// the item, registered by the class's name).
     pub fn register_item_filter<F>(&mut self, name: &str, f: F)
     where
-        F: Fn(&Item) -> bool + 'static,
+        F: Fn(&Item, &Map<String, Value>) -> bool + 'static,
     {
         self.item_filters.push((name.to_owned(), Rc::new(f)));
+    }
+
+    /// Registers a postprocessing plugin under `name` (the feed option
+    /// `postprocessing`): it wraps a batch's file in a layer of its own.
+    pub fn register_postprocessing<F>(&mut self, name: &str, f: F)
+    where
+        F: Fn(Box<dyn FeedFile>, &PluginSetup<'_>) -> Result<Box<dyn FeedFile>, String> + 'static,
+    {
+        self.postprocessing
+            .push((normalize_component(name), Rc::new(f)));
+    }
+
+    /// The postprocessing plugin registered as `name`.
+    pub fn postprocessing(&self, name: &str) -> Option<&PluginFactory> {
+        find(&self.postprocessing, name)
     }
 
     /// The exporter registered as `name`.

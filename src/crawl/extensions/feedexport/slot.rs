@@ -29,6 +29,9 @@ impl std::fmt::Display for SlotError {
     }
 }
 
+/// Puts the postprocessing layers over a batch's file.
+pub type Layers = Rc<dyn Fn(Box<dyn FeedFile>) -> std::io::Result<Box<dyn FeedFile>>>;
+
 /// One batch.
 pub struct FeedSlot {
     /// The batch's number, from 1.
@@ -39,8 +42,11 @@ pub struct FeedSlot {
     pub itemcount: u64,
     storage: Rc<dyn FeedStorage>,
     exporter: Box<dyn ItemExporter>,
+    layers: Option<Layers>,
     file: Option<Box<dyn FeedFile>>,
     exporting: bool,
+    /// Closed by a forced stop: nothing more is written.
+    closed: bool,
     /// The bytes of one item (reused).
     buf: Vec<u8>,
 }
@@ -52,6 +58,7 @@ impl FeedSlot {
         uri: String,
         storage: Rc<dyn FeedStorage>,
         exporter: Box<dyn ItemExporter>,
+        layers: Option<Layers>,
     ) -> Self {
         Self {
             batch_id,
@@ -59,8 +66,10 @@ impl FeedSlot {
             itemcount: 0,
             storage,
             exporter,
+            layers,
             file: None,
             exporting: false,
+            closed: false,
             buf: Vec::new(),
         }
     }
@@ -100,8 +109,17 @@ impl FeedSlot {
     ///
     /// The storage cannot be opened or written.
     pub fn start_exporting(&mut self) -> std::io::Result<()> {
+        if self.closed {
+            return Err(std::io::Error::other(
+                "the feed was closed by a forced stop",
+            ));
+        }
         if self.file.is_none() {
-            self.file = Some(self.storage.open()?);
+            let file = self.storage.open()?;
+            self.file = Some(match &self.layers {
+                Some(wrap) => wrap(file)?,
+                None => file,
+            });
         }
         if !self.exporting {
             self.buf.clear();
@@ -174,6 +192,9 @@ impl FeedSlot {
         }
         self.start_exporting()?;
         self.finish()?;
+        if let Some(file) = self.file.as_mut() {
+            file.finish()?;
+        }
         match self.file.take() {
             Some(file) => Ok(Some(self.storage.store(file))),
             None => Ok(None),
@@ -197,6 +218,10 @@ impl FeedSlot {
     /// The last bytes could not be written.
     pub fn force_close(&mut self) -> std::io::Result<()> {
         self.finish()?;
-        self.flush(false)
+        self.closed = true;
+        match self.file.take() {
+            Some(mut file) => file.finish(),
+            None => Ok(()),
+        }
     }
 }

@@ -26,6 +26,16 @@ pub trait FeedFile: Write {
     ///
     /// The flush failed or the target has no position (a pipe).
     fn position(&mut self) -> io::Result<u64>;
+
+    /// Ends what this layer adds to the stream (a compressor's last block and
+    /// trailer) and flushes; called once, when the batch closes.
+    ///
+    /// # Errors
+    ///
+    /// The last bytes could not be written.
+    fn finish(&mut self) -> io::Result<()> {
+        self.flush()
+    }
 }
 
 /// A storage for one feed URI (a batch's, placeholders filled).
