@@ -248,48 +248,10 @@ pub fn lzma(
             ));
         }
     };
-    Ok(Box::new(Xz {
+    Ok(Box::new(Layer {
         encoder: liblzma::write::XzEncoder::new_stream(inner, stream),
         flushes: format == FORMAT_XZ,
     }))
-}
-
-/// An xz, `.lzma` or raw LZMA stream.
-struct Xz {
-    encoder: liblzma::write::XzEncoder<Box<dyn FeedFile>>,
-    /// Whether the format can be flushed mid-stream (xz: a full flush ends a block;
-    /// the other two hold their data until the end).
-    flushes: bool,
-}
-
-impl Write for Xz {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.encoder.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        if self.flushes {
-            self.encoder.flush()
-        } else {
-            self.encoder.get_mut().flush()
-        }
-    }
-}
-
-impl FeedFile for Xz {
-    fn sync_data(&mut self) -> io::Result<()> {
-        self.flush()?;
-        self.encoder.get_mut().sync_data()
-    }
-
-    fn position(&mut self) -> io::Result<u64> {
-        Err(compressed_position())
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        self.encoder.try_finish()?;
-        self.encoder.get_mut().finish()
-    }
 }
 
 /// `Bz2Plugin`.
@@ -299,30 +261,67 @@ pub fn bz2(inner: Box<dyn FeedFile>, setup: &PluginSetup<'_>) -> Result<Box<dyn 
         .ok()
         .filter(|l| (1..=9).contains(l))
         .ok_or_else(|| format!("bz2_compresslevel must be 1 to 9, not {level}"))?;
-    Ok(Box::new(Bz2 {
+    Ok(Box::new(Layer {
         encoder: bzip2::write::BzEncoder::new(inner, bzip2::Compression::new(level)),
+        flushes: true,
     }))
 }
 
-/// A bzip2 stream.
-struct Bz2 {
-    encoder: bzip2::write::BzEncoder<Box<dyn FeedFile>>,
+/// A compressor from a crate, over a batch's file.
+trait Encoder: Write {
+    /// The file it writes to.
+    fn inner(&mut self) -> &mut Box<dyn FeedFile>;
+
+    /// Writes the end of the stream.
+    fn try_finish(&mut self) -> io::Result<()>;
 }
 
-impl Write for Bz2 {
+impl Encoder for liblzma::write::XzEncoder<Box<dyn FeedFile>> {
+    fn inner(&mut self) -> &mut Box<dyn FeedFile> {
+        self.get_mut()
+    }
+
+    fn try_finish(&mut self) -> io::Result<()> {
+        liblzma::write::XzEncoder::try_finish(self)
+    }
+}
+
+impl Encoder for bzip2::write::BzEncoder<Box<dyn FeedFile>> {
+    fn inner(&mut self) -> &mut Box<dyn FeedFile> {
+        self.get_mut()
+    }
+
+    fn try_finish(&mut self) -> io::Result<()> {
+        bzip2::write::BzEncoder::try_finish(self)
+    }
+}
+
+/// An xz, `.lzma`, raw LZMA or bzip2 stream.
+struct Layer<E> {
+    encoder: E,
+    /// Whether the stream can be flushed midway (xz: a full flush ends a block; bzip2:
+    /// a block; `.lzma` and raw LZMA hold their data to the end).
+    flushes: bool,
+}
+
+impl<E: Encoder> Write for Layer<E> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.encoder.write(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.encoder.flush()
+        if self.flushes {
+            self.encoder.flush()
+        } else {
+            self.encoder.inner().flush()
+        }
     }
 }
 
-impl FeedFile for Bz2 {
+impl<E: Encoder> FeedFile for Layer<E> {
     fn sync_data(&mut self) -> io::Result<()> {
         self.flush()?;
-        self.encoder.get_mut().sync_data()
+        self.encoder.inner().sync_data()
     }
 
     fn position(&mut self) -> io::Result<u64> {
@@ -331,7 +330,7 @@ impl FeedFile for Bz2 {
 
     fn finish(&mut self) -> io::Result<()> {
         self.encoder.try_finish()?;
-        self.encoder.get_mut().finish()
+        self.encoder.inner().finish()
     }
 }
 
