@@ -10,6 +10,7 @@
 //! * [`date`]: HTTP dates (IMF-fixdate, RFC 850, asctime) to and from UNIX seconds.
 //! * [`resp`]: RESP, the Redis protocol: command encoding and a resumable reply
 //!   parser.
+//! * [`sigv4`]: AWS Signature Version 4 for S3 requests (botocore's signer).
 //! * [`Headers`]: ordered, multi-valued, case-insensitive header storage shared by
 //!   requests and responses at every layer above.
 
@@ -18,6 +19,7 @@ pub mod decode;
 pub mod headers;
 pub mod http1;
 pub mod resp;
+pub mod sigv4;
 
 #[doc(hidden)]
 pub mod fuzzing;
