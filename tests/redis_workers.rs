@@ -405,30 +405,9 @@ fn redis_restarted_mid_crawl_loses_nothing() {
     eprintln!("outage at {at_outage} fetches; {duplicates} refetched");
 }
 
-/// The Python interpreter with scrapy-redis 0.9.1 (`scripts/test.sh` makes it).
-fn python() -> PathBuf {
-    let candidates = [
-        std::env::var("TRAWL_PYTHON").ok().map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/venv-redis/bin/python")),
-    ];
-    for p in candidates.into_iter().flatten() {
-        let ok = Command::new(&p)
-            .args(["-c", "import scrapy_redis"])
-            .status()
-            .is_ok_and(|s| s.success());
-        if ok {
-            return p;
-        }
-    }
-    panic!(
-        "no Python with scrapy-redis 0.9.1: run scripts/test.sh (it creates \
-         target/venv-redis) or set TRAWL_PYTHON"
-    );
-}
-
 #[test]
 fn a_scrapy_redis_worker_and_a_trawl_worker_share_one_crawl() {
-    let python = python();
+    let python = util::python("scrapy_redis");
     let pages = 800;
     // The reference: the same spider alone, no Redis.
     let reference = {

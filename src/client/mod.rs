@@ -5,6 +5,9 @@
 //!   TLS, timeouts, size limits, content decoding.
 //! * [`redis`]: the Redis client the distributed layer uses — pipelining, scripts,
 //!   transactions, reconnection with backoff.
+//! * [`s3`]: an S3 client over [`http`] (Signature Version 4, single and multipart
+//!   uploads) for feed storages and media stores.
 
 pub mod http;
 pub mod redis;
+pub mod s3;

@@ -176,6 +176,7 @@ pub struct CrawlContext {
     spider_state: Rc<SpiderState>,
     resources: RefCell<Vec<(TypeId, Rc<dyn Any>)>>,
     outputs: RefCell<Vec<Weak<dyn OutputBuffer>>>,
+    close_waits: RefCell<Vec<Deferred<()>>>,
     handle_httpstatus_list: RefCell<Option<Vec<u16>>>,
 }
 
@@ -206,6 +207,7 @@ impl CrawlContext {
             spider_state,
             resources: RefCell::new(Vec::new()),
             outputs: RefCell::new(Vec::new()),
+            close_waits: RefCell::new(Vec::new()),
             handle_httpstatus_list: RefCell::new(None),
         }
     }
@@ -270,6 +272,21 @@ impl CrawlContext {
             }
         }
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// Work the close waits for: a `spider_closed` handler that starts something
+    /// (a feed's upload) hands its Deferred here, and the engine dumps the stats and
+    /// stops only when every such Deferred has fired (Scrapy's
+    /// `send_catch_log_deferred` for `spider_closed`).
+    pub fn wait_before_close(&self, d: Deferred<()>) {
+        let mut waits = self.close_waits.borrow_mut();
+        waits.retain(|w| !w.is_called());
+        waits.push(d);
+    }
+
+    /// Takes the Deferreds handed to [`wait_before_close`](Self::wait_before_close).
+    pub(crate) fn take_close_waits(&self) -> Vec<Deferred<()>> {
+        std::mem::take(&mut *self.close_waits.borrow_mut())
     }
 
     /// The JOBDIR job, when the crawl has one.

@@ -65,3 +65,31 @@ impl Events {
         self.0.borrow().clone()
     }
 }
+
+/// The Python interpreter of the test venv that can `import` what `import` names
+/// (`scripts/test.sh` makes `target/venv-redis` from `python/requirements.txt`;
+/// `TRAWL_PYTHON` overrides it). Panics with the fix when there is none.
+pub fn python(import: &str) -> std::path::PathBuf {
+    let candidates = [
+        std::env::var("TRAWL_PYTHON")
+            .ok()
+            .map(std::path::PathBuf::from),
+        Some(
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("target/venv-redis/bin/python"),
+        ),
+    ];
+    for p in candidates.into_iter().flatten() {
+        let ok = std::process::Command::new(&p)
+            .args(["-c", &format!("import {import}")])
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            return p;
+        }
+    }
+    panic!(
+        "no Python that can import {import}: run scripts/test.sh (it creates \
+         target/venv-redis) or set TRAWL_PYTHON"
+    );
+}

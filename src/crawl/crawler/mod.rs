@@ -79,7 +79,10 @@ impl Crawler {
         if !overridden.is_empty() {
             let lines: Vec<String> = overridden
                 .iter()
-                .map(|(name, value)| format!("{name}: {value}"))
+                .map(|(name, value)| {
+                    let shown = crate::crawl::util::redact::redact_setting(name, value);
+                    format!("{name}: {shown}")
+                })
                 .collect();
             log::info!("Overridden settings:\n{}", lines.join("\n"));
         }

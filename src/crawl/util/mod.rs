@@ -10,6 +10,7 @@ pub mod entities;
 mod html4_entities;
 pub mod metarefresh;
 pub mod pyjson;
+pub mod redact;
 pub mod robots;
 pub mod seen;
 pub mod sitemap;

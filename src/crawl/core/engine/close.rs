@@ -79,6 +79,30 @@ impl ExecutionEngine {
         }
         ctx.signals
             .send_catch_log(Signal::SpiderClosed, SignalArgs::SpiderClosed { reason });
+        // What the handlers started (a feed's upload) ends before the stats are dumped.
+        let waits = ctx.take_close_waits();
+        if waits.is_empty() {
+            self.dump_and_close_stats(reason);
+            return;
+        }
+        log::debug!("Waiting for {} spider_closed task(s)", waits.len());
+        let me = self.me.clone();
+        let reason = reason.to_owned();
+        crate::defer::DeferredList::new(waits)
+            .consume_errors(true)
+            .deferred()
+            .add_both(move |r| {
+                if let Some(e) = me.upgrade() {
+                    e.dump_and_close_stats(&reason);
+                }
+                r
+            });
+    }
+
+    fn dump_and_close_stats(&self, reason: &str) {
+        let Some(ctx) = self.ctx() else {
+            return;
+        };
         if ctx.settings.get_bool("STATS_DUMP").unwrap_or(true) {
             log::info!("Dumping trawl stats:\n{}", ctx.stats.format_dump());
         }

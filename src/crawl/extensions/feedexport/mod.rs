@@ -23,6 +23,8 @@
 pub mod encoding;
 pub mod exporter;
 pub mod plugins;
+pub mod remote;
+pub mod s3;
 pub mod storage;
 pub mod uri;
 
@@ -104,6 +106,7 @@ impl Shared {
             uri: &uri,
             overwrite: options.overwrite,
             settings: &ctx.settings,
+            ctx: &ctx,
         })?;
         let exporter = (options.exporter)(&options.exporter_options)?;
         let layers = (!options.postprocessing.is_empty()).then(|| {
@@ -139,7 +142,10 @@ impl Shared {
                 return;
             };
             if let Err(e) = slot.export_item(item) {
-                log::error!("Error exporting an item to feed {}: {e}", slot.uri);
+                log::error!(
+                    "Error exporting an item to feed {}: {e}",
+                    uri::redact(&slot.uri)
+                );
                 if let Some(c) = self.ctx.upgrade() {
                     let key = match e {
                         SlotError::Encode(_) => "feedexport/item_error_count".to_owned(),
@@ -190,7 +196,11 @@ impl Shared {
     /// Closes a batch and stores it (Scrapy's `_close_slot`): logged, counted by
     /// storage kind, then `feed_slot_closed`.
     fn close_slot(&self, slot: &mut FeedSlot, store_empty: bool, format: &str) {
-        let what = format!("{format} feed ({} items) in: {}", slot.itemcount, slot.uri);
+        let what = format!(
+            "{format} feed ({} items) in: {}",
+            slot.itemcount,
+            uri::redact(&slot.uri)
+        );
         let kind = slot.storage_kind();
         let stored = match slot.close(store_empty) {
             Ok(None) => return,
@@ -221,6 +231,12 @@ impl Shared {
             );
             Ok(())
         });
+        // An upload still running when the spider closes is waited for.
+        if !stored.is_called()
+            && let Some(c) = self.ctx.upgrade()
+        {
+            c.wait_before_close(stored);
+        }
     }
 }
 
@@ -240,7 +256,7 @@ impl OutputBuffer for FeedOutput {
     }
 
     fn output_name(&self) -> String {
-        format!("feed {}", self.feed.borrow().first_uri)
+        format!("feed {}", uri::redact(&self.feed.borrow().first_uri))
     }
 }
 
@@ -280,7 +296,12 @@ pub struct FeedExporter {
     /// references.
     outputs: Vec<Rc<FeedOutput>>,
     shared: Rc<Shared>,
+    /// The storage of a URI scheme (for the batches earlier runs left).
+    storage_for: StorageLookup,
 }
+
+/// Finds the storage factory of a URI scheme.
+type StorageLookup = Rc<dyn Fn(&str) -> Option<storage::StorageFactory>>;
 
 /// `FEED_FSYNC`: whether a feed is synced to the disk, not only written to the OS,
 /// before a shared queue acknowledges requests whose items it holds (a power cut then
@@ -359,9 +380,17 @@ impl FeedExporter {
                     "FEEDS[{uri:?}] cannot be part of a JOBDIR job ({why})"
                 )));
             }
-            // The placeholders are checked now: a crawl whose feed has no URI does not
-            // start.
+            // The placeholders and the storage are checked now: a crawl whose feed has
+            // no URI or no storage does not start (Scrapy builds the storage once at
+            // start-up too, `_storage_supported`).
             let first_uri = shared.batch_uri(&options, 1).map_err(Failure::msg)?;
+            (options.storage)(&StorageSetup {
+                uri: &first_uri,
+                overwrite: options.overwrite,
+                settings: s,
+                ctx,
+            })
+            .map_err(|e| Failure::msg(format!("FEEDS[{:?}]: {e}", uri::redact(uri))))?;
             feeds.push(Rc::new(RefCell::new(Feed {
                 options: Rc::new(options),
                 slot: None,
@@ -383,10 +412,14 @@ impl FeedExporter {
             let o: Rc<dyn OutputBuffer> = o.clone();
             ctx.register_output(Rc::downgrade(&o));
         }
+        let defaults = Rc::new(defaults);
+        let storage_for: StorageLookup =
+            Rc::new(move |scheme| defaults.storage_for_scheme(scheme, &plugins));
         let me = Rc::new(Self {
             feeds,
             outputs,
             shared,
+            storage_for,
         });
         me.connect(ctx);
         Ok(me)
@@ -396,6 +429,12 @@ impl FeedExporter {
         let m = self.clone();
         let c = Rc::downgrade(ctx);
         ctx.signals.connect(Signal::SpiderOpened, move |_| {
+            if let Some(c) = c.upgrade() {
+                // What earlier runs could not upload goes first.
+                for d in remote::upload_pending(&c, &*m.storage_for) {
+                    c.wait_before_close(d);
+                }
+            }
             let job = c.upgrade().and_then(|c| c.job().cloned());
             for (feed, output) in m.feeds.iter().zip(&m.outputs) {
                 let options = feed.borrow().options.clone();
@@ -481,8 +520,14 @@ impl FeedExporter {
             let Feed { slot, total, .. } = &mut *f;
             if let Some(slot) = slot.as_mut() {
                 match slot.force_close() {
-                    Ok(()) => log::info!("Forced stop: {total} items stored in {}", slot.uri),
-                    Err(e) => log::error!("Forced stop: error closing feed {}: {e}", slot.uri),
+                    Ok(()) => log::info!(
+                        "Forced stop: {total} items stored in {}",
+                        uri::redact(&slot.uri)
+                    ),
+                    Err(e) => log::error!(
+                        "Forced stop: error closing feed {}: {e}",
+                        uri::redact(&slot.uri)
+                    ),
                 }
             }
         }

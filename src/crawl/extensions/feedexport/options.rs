@@ -153,6 +153,16 @@ impl Defaults {
         })
     }
 
+    /// The storage `FEED_STORAGES` names for `scheme`, if it is registered.
+    pub fn storage_for_scheme(
+        &self,
+        scheme: &str,
+        plugins: &FeedPlugins,
+    ) -> Option<StorageFactory> {
+        let name = self.storages.get(scheme).and_then(Value::as_str)?;
+        plugins.storage(name).cloned()
+    }
+
     /// The schemes `FEED_STORAGES` knows, for error messages.
     fn known_schemes(&self) -> String {
         let names: Vec<String> = self

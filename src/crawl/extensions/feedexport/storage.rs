@@ -9,6 +9,7 @@ use std::path::Path;
 use std::rc::Rc;
 
 use crate::crawl::base::settings::Settings;
+use crate::crawl::context::CrawlContext;
 use crate::defer::Deferred;
 
 /// An open batch (the file object Scrapy's exporters write to).
@@ -63,10 +64,16 @@ pub trait FeedStorage {
     fn reopen_at(&self, _len: u64) -> io::Result<Option<Box<dyn FeedFile>>> {
         Ok(None)
     }
+
+    /// Uploads a batch a previous run left behind in `path` (a remote storage: the run
+    /// could not upload it, or was killed); `None` for a storage that keeps nothing
+    /// aside.
+    fn upload_pending(&self, _path: &Path) -> Option<Deferred<()>> {
+        None
+    }
 }
 
 /// What a storage factory gets.
-#[derive(Debug)]
 pub struct StorageSetup<'a> {
     /// The batch's URI.
     pub uri: &'a str,
@@ -74,6 +81,17 @@ pub struct StorageSetup<'a> {
     pub overwrite: Option<bool>,
     /// The crawl's settings (credentials, temporary directory).
     pub settings: &'a Settings,
+    /// The crawl (its reactor, clock and stats, for a remote storage).
+    pub ctx: &'a Rc<CrawlContext>,
+}
+
+impl std::fmt::Debug for StorageSetup<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StorageSetup")
+            .field("uri", &super::uri::redact(self.uri))
+            .field("overwrite", &self.overwrite)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Builds a storage for a URI (`FEED_STORAGES`); an `Err` is a start-up error.

@@ -262,6 +262,86 @@ pub fn file_uri_to_path(uri: &str) -> String {
         .into_owned()
 }
 
+/// A URI's parts as Python's `urlsplit` reads them (what Scrapy's S3 and FTP storages
+/// take their bucket, host, credentials and path from). The user and password are as
+/// written (percent escapes kept).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UriParts<'a> {
+    /// `username`.
+    pub username: Option<&'a str>,
+    /// `password`.
+    pub password: Option<&'a str>,
+    /// `hostname` (lower case).
+    pub hostname: Option<String>,
+    /// `port`.
+    pub port: Option<u16>,
+    /// `path` (without the query and fragment).
+    pub path: &'a str,
+}
+
+/// Splits `uri` as `urlsplit` does.
+///
+/// # Errors
+///
+/// The port is not a number from 0 to 65535 (Python raises `ValueError`).
+pub fn split_uri(uri: &str) -> Result<UriParts<'_>, String> {
+    let scheme = uri_scheme(uri);
+    let rest = if scheme.is_empty() {
+        uri
+    } else {
+        &uri[scheme.len() + 1..]
+    };
+    let (netloc, after) = match rest.strip_prefix("//") {
+        Some(r) => {
+            let end = r.find(['/', '?', '#']).unwrap_or(r.len());
+            (&r[..end], &r[end..])
+        }
+        None => ("", rest),
+    };
+    let path = &after[..after.find(['?', '#']).unwrap_or(after.len())];
+    let (userinfo, hostinfo) = match netloc.rfind('@') {
+        Some(i) => (Some(&netloc[..i]), &netloc[i + 1..]),
+        None => (None, netloc),
+    };
+    let (username, password) = match userinfo {
+        Some(u) => match u.find(':') {
+            Some(i) => (Some(&u[..i]), Some(&u[i + 1..])),
+            None => (Some(u), None),
+        },
+        None => (None, None),
+    };
+    let (host, port) = if let Some(inner) = hostinfo.strip_prefix('[') {
+        let close = inner.find(']').unwrap_or(inner.len());
+        let port = inner.get(close + 1..).and_then(|p| p.strip_prefix(':'));
+        (&inner[..close], port)
+    } else {
+        match hostinfo.find(':') {
+            Some(i) => (&hostinfo[..i], Some(&hostinfo[i + 1..])),
+            None => (hostinfo, None),
+        }
+    };
+    let port = match port {
+        None | Some("") => None,
+        Some(p) => Some(
+            p.parse::<u16>()
+                .map_err(|_| format!("Port could not be cast to integer value as {p:?}"))?,
+        ),
+    };
+    Ok(UriParts {
+        username,
+        password,
+        hostname: (!host.is_empty()).then(|| host.to_ascii_lowercase()),
+        port,
+        path,
+    })
+}
+
+/// `uri` with the user and password of its authority replaced by `***`, for logs
+/// and error messages.
+pub fn redact(uri: &str) -> String {
+    crate::crawl::util::redact::redact_uri(uri)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,5 +380,19 @@ mod tests {
         assert_eq!(uri_scheme("C:\\feeds\\a.jl"), "");
         assert_eq!(file_uri_to_path("file:///tmp/a%20b.jl"), "/tmp/a b.jl");
         assert_eq!(file_uri_to_path("file://host/tmp/x"), "/tmp/x");
+    }
+
+    #[test]
+    fn splits_and_redacts() {
+        let p = split_uri("s3://AK:se%2Fc@Bucket/dir/a.jl?x#y").unwrap();
+        assert_eq!(p.username, Some("AK"));
+        assert_eq!(p.password, Some("se%2Fc"));
+        assert_eq!(p.hostname.as_deref(), Some("bucket"));
+        assert_eq!(p.path, "/dir/a.jl");
+        let p = split_uri("ftp://u@[::1]:2121/f").unwrap();
+        assert_eq!((p.hostname.as_deref(), p.port), (Some("::1"), Some(2121)));
+        assert!(split_uri("ftp://h:x/f").is_err());
+        assert_eq!(redact("ftp://u:p@h/a@b"), "ftp://***@h/a@b");
+        assert_eq!(redact("s3://bucket/k"), "s3://bucket/k");
     }
 }

@@ -1,0 +1,477 @@
+//! The S3 feed storage against a real S3-compatible server: moto's, started on a free
+//! port by `python/s3_server.py` with Signature Version 4 checked on every request.
+//! Batches of 100 with gzip on a 1,000-page crawl (object names from the
+//! placeholders, every page exactly once, the gzip streams read back), a multipart
+//! upload above 16 MB, wrong credentials (the error logged with the URI redacted,
+//! counted, the batch kept and uploaded by the next run), a server that is down when
+//! the first batches close and comes back (retried with backoff), and a crawl without
+//! credentials refused before it starts.
+
+mod util;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
+
+use serde_json::Value;
+use trawl::testing::{FixtureOptions, FixtureServer, TempDir};
+
+fn script() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/python/s3_server.py").to_owned()
+}
+
+/// A running S3 server; stopped when dropped.
+struct S3Server {
+    child: Child,
+    _stdin: ChildStdin,
+    port: u16,
+    access_key: String,
+    secret_key: String,
+}
+
+impl S3Server {
+    fn start(port: u16) -> Self {
+        Self::start_with(port, &[])
+    }
+
+    fn start_with(port: u16, flags: &[&str]) -> Self {
+        let mut child = Command::new(util::python("moto.server, boto3"))
+            .arg(script())
+            .args(["--port", &port.to_string()])
+            .args(flags)
+            .arg("feeds")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python s3_server.py starts");
+        let stdin = child.stdin.take().expect("stdin");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("the server's first line");
+        let info: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("s3_server.py printed {line:?}: {e}"));
+        Self {
+            child,
+            _stdin: stdin,
+            port: u16::try_from(info["port"].as_u64().expect("port")).expect("port"),
+            access_key: info["access_key"].as_str().expect("key").to_owned(),
+            secret_key: info["secret_key"].as_str().expect("secret").to_owned(),
+        }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The settings that point a crawl at this server.
+    fn settings(&self) -> Vec<String> {
+        vec![
+            format!("AWS_ENDPOINT_URL={}", self.endpoint()),
+            format!("AWS_ACCESS_KEY_ID={}", self.access_key),
+            format!("AWS_SECRET_ACCESS_KEY={}", self.secret_key),
+        ]
+    }
+
+    /// Every object of the bucket `feeds`, read with boto3: key → (ETag, body).
+    fn objects(&self) -> BTreeMap<String, (String, Vec<u8>)> {
+        let out = Command::new(util::python("moto.server, boto3"))
+            .arg(script())
+            .args([
+                "dump",
+                &self.endpoint(),
+                &self.access_key,
+                &self.secret_key,
+                "feeds",
+            ])
+            .output()
+            .expect("dump runs");
+        assert!(
+            out.status.success(),
+            "dump: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).expect("dump JSON");
+        v.as_object()
+            .expect("object")
+            .iter()
+            .map(|(k, o)| {
+                let body = base64_decode(o["body"].as_str().expect("body"));
+                (
+                    k.clone(),
+                    (o["etag"].as_str().unwrap_or("").to_owned(), body),
+                )
+            })
+            .collect()
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    let val = |c: u8| -> u32 {
+        match c {
+            b'A'..=b'Z' => u32::from(c - b'A'),
+            b'a'..=b'z' => u32::from(c - b'a') + 26,
+            b'0'..=b'9' => u32::from(c - b'0') + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => panic!("not base64: {c}"),
+        }
+    };
+    let mut out = Vec::new();
+    for chunk in s.trim_end_matches('=').as_bytes().chunks(4) {
+        let mut n = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            n |= val(c) << (18 - 6 * i);
+        }
+        let bytes = n.to_be_bytes();
+        out.extend_from_slice(&bytes[1..chunk.len()]);
+    }
+    out
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+fn fixture(pages: usize) -> FixtureServer {
+    FixtureServer::start(FixtureOptions {
+        pages,
+        ..FixtureOptions::default()
+    })
+    .expect("fixture server")
+}
+
+/// `trawl crawl` of the fixture site with `settings` (`-s`) and `extra` arguments.
+fn crawl(srv: &FixtureServer, settings: &[String], extra: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_trawl"));
+    cmd.args(["crawl", &srv.url("/index.html"), "--same-domain"]);
+    for s in settings {
+        cmd.args(["-s", s]);
+    }
+    cmd.args(extra)
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY")
+        .env_remove("AWS_SESSION_TOKEN")
+        .env_remove("AWS_ENDPOINT_URL");
+    cmd.output().expect("trawl runs")
+}
+
+fn stat(stderr: &str, key: &str) -> Option<i64> {
+    let line = stderr.lines().find(|l| l.contains(&format!("'{key}':")))?;
+    line.rsplit(':')
+        .next()?
+        .trim()
+        .trim_end_matches(',')
+        .parse()
+        .ok()
+}
+
+fn gunzip(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    flate2::read::MultiGzDecoder::new(bytes)
+        .read_to_string(&mut out)
+        .expect("a gzip stream");
+    out
+}
+
+/// The `url` of every JSON line.
+fn urls(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}"));
+            v["url"].as_str().expect("url").to_owned()
+        })
+        .collect()
+}
+
+fn feeds_setting(uri: &str, options: &str) -> String {
+    format!("FEEDS={{\"{uri}\": {options}}}")
+}
+
+fn temp_settings(dir: &Path) -> Vec<String> {
+    vec![
+        format!("FEED_TEMPDIR={}", dir.display()),
+        "FEED_STORAGE_RETRY_BACKOFF=0.2".to_owned(),
+    ]
+}
+
+/// Left-behind batch files under a FEED_TEMPDIR.
+fn kept_batches(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().and_then(|e| e.to_str()) == Some("feed") {
+                found.push(p);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn batches_of_100_gzipped_to_s3_hold_every_page_once() {
+    let s3 = S3Server::start(0);
+    let srv = fixture(1000);
+    let tmp = TempDir::new("feeds-s3").expect("temp dir");
+    let mut settings = s3.settings();
+    settings.extend(temp_settings(tmp.path()));
+    // The same crawl also writes every item to one local file, the reference.
+    let local = tmp.join("all.jl");
+    settings.push(format!(
+        "FEEDS={{\"s3://feeds/%(name)s/part-%(batch_id)03d.jl.gz\": {{\"format\": \"jsonlines\", \
+         \"batch_item_count\": 100, \"postprocessing\": [\"trawl.GzipPlugin\"]}}, \
+         \"{}\": {{\"format\": \"jsonlines\"}}}}",
+        local.display()
+    ));
+    let out = crawl(&srv, &settings, &["--name", "shop"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let objects = s3.objects();
+    let mut seen = Vec::new();
+    for (i, (key, (_, body))) in objects.iter().enumerate() {
+        assert_eq!(key, &format!("shop/part-{:03}.jl.gz", i + 1));
+        let lines = urls(&gunzip(body));
+        if i + 1 < objects.len() {
+            assert_eq!(lines.len(), 100, "{key}");
+        }
+        seen.extend(lines);
+    }
+    let mut reference = urls(&std::fs::read_to_string(&local).expect("the local feed"));
+    reference.sort();
+    seen.sort();
+    assert!(reference.len() >= 1000, "{} items", reference.len());
+    assert!(
+        seen == reference,
+        "the batches hold every item of the crawl exactly once"
+    );
+    assert_eq!(
+        stat(&stderr, "feedexport/success_count/S3FeedStorage"),
+        Some(objects.len() as i64),
+        "{stderr}"
+    );
+    assert!(kept_batches(tmp.path()).is_empty(), "local batches removed");
+    assert!(
+        !tmp.join("trawl-feeds/shop")
+            .read_dir()
+            .is_ok_and(|mut d| d.next().is_some()),
+        "the run's directory removed"
+    );
+}
+
+/// Wrong credentials: the upload is refused (the server checks the signature), the
+/// error is logged without the secret, counted, and the batch kept; the next run, with
+/// the right credentials, uploads it before its own feed. A URI's own credentials
+/// (Scrapy reads them before the settings') stay with the kept batch.
+#[test]
+fn a_refused_upload_is_kept_and_uploaded_by_the_next_run() {
+    let s3 = S3Server::start(0);
+    let srv = fixture(40);
+    let tmp = TempDir::new("feeds-s3-creds").expect("temp dir");
+    let endpoint = format!("AWS_ENDPOINT_URL={}", s3.endpoint());
+    let mut first = vec![
+        endpoint.clone(),
+        format!("AWS_ACCESS_KEY_ID={}", s3.access_key),
+        "AWS_SECRET_ACCESS_KEY=not-the-secret".to_owned(),
+        "FEED_STORAGE_RETRY_TIMES=1".to_owned(),
+    ];
+    first.extend(temp_settings(tmp.path()));
+    first.push(format!(
+        "FEEDS={{\"s3://feeds/run1.jl\": {{\"format\": \"jsonlines\"}}, \
+         \"s3://{}:WRONGSECRETINURI@feeds/uri-creds.jl\": {{\"format\": \"jsonlines\"}}}}",
+        s3.access_key
+    ));
+    let out = crawl(&srv, &first, &["--name", "shop"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("SignatureDoesNotMatch"), "{stderr}");
+    assert!(
+        stderr.contains("Error storing jsonlines feed")
+            && stderr.contains("s3://***@feeds/uri-creds.jl"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("WRONGSECRETINURI"),
+        "a secret in the log: {stderr}"
+    );
+    assert_eq!(
+        stat(&stderr, "feedexport/failed_count/S3FeedStorage"),
+        Some(2)
+    );
+    assert_eq!(
+        stat(&stderr, "feedexport/retry_count/S3FeedStorage"),
+        Some(2)
+    );
+    let kept = kept_batches(tmp.path());
+    assert_eq!(kept.len(), 2, "both batches kept: {kept:?}");
+    let kept_run1: Vec<String> = kept
+        .iter()
+        .map(|p| std::fs::read_to_string(p).expect("kept batch"))
+        .filter(|t| !t.is_empty())
+        .collect();
+    assert!(s3.objects().is_empty());
+
+    let mut second = s3.settings();
+    second.extend(temp_settings(tmp.path()));
+    second.push(feeds_setting(
+        "s3://feeds/run2.jl",
+        r#"{"format": "jsonlines"}"#,
+    ));
+    let out = crawl(&srv, &second, &["--name", "shop"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("Uploading a batch an earlier run left"),
+        "{stderr}"
+    );
+    let objects = s3.objects();
+    let keys: Vec<&String> = objects.keys().collect();
+    assert_eq!(keys, ["run1.jl", "run2.jl"], "{stderr}");
+    let run1 = String::from_utf8_lossy(&objects["run1.jl"].1).into_owned();
+    assert!(kept_run1.contains(&run1), "run1.jl is the kept batch");
+    assert_eq!(
+        urls(&run1).len(),
+        urls(&String::from_utf8_lossy(&objects["run2.jl"].1)).len()
+    );
+    // The batch with wrong credentials in its URI failed again and is still kept.
+    assert_eq!(
+        stat(&stderr, "feedexport/failed_count/S3FeedStorage"),
+        Some(1)
+    );
+    assert_eq!(
+        stat(&stderr, "feedexport/success_count/S3FeedStorage"),
+        Some(2)
+    );
+    assert_eq!(kept_batches(tmp.path()).len(), 1);
+}
+
+/// The server is down when the batches close: each upload is retried with backoff
+/// and succeeds once the server is back; nothing is lost or kept.
+#[test]
+fn uploads_are_retried_until_the_server_comes_back() {
+    let port = free_port();
+    let srv = fixture(300);
+    let tmp = TempDir::new("feeds-s3-down").expect("temp dir");
+    let mut settings = vec![
+        format!("AWS_ENDPOINT_URL=http://127.0.0.1:{port}"),
+        "AWS_ACCESS_KEY_ID=any".to_owned(),
+        "AWS_SECRET_ACCESS_KEY=any".to_owned(),
+        format!("FEED_TEMPDIR={}", tmp.path().display()),
+        "FEED_STORAGE_RETRY_TIMES=12".to_owned(),
+        "FEED_STORAGE_RETRY_BACKOFF=0.25".to_owned(),
+    ];
+    settings.push(feeds_setting(
+        "s3://feeds/part-%(batch_id)d.jl",
+        r#"{"format": "jsonlines", "batch_item_count": 100}"#,
+    ));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_trawl"));
+    cmd.args(["crawl", &srv.url("/index.html"), "--same-domain"]);
+    for s in &settings {
+        cmd.args(["-s", s]);
+    }
+    let mut child = cmd
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("trawl starts");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut log = String::new();
+    for line in lines.by_ref() {
+        let line = line.expect("a log line");
+        log.push_str(&line);
+        log.push('\n');
+        if line.contains("failed (attempt 1 of 13)") {
+            break;
+        }
+    }
+    assert!(log.contains("failed (attempt 1 of 13)"), "{log}");
+    let s3 = S3Server::start_with(port, &["--open"]);
+    for line in lines {
+        log.push_str(&line.expect("a log line"));
+        log.push('\n');
+    }
+    assert!(child.wait().expect("trawl ends").success(), "{log}");
+    let objects = s3.objects();
+    let total: usize = objects
+        .values()
+        .map(|(_, b)| urls(&String::from_utf8_lossy(b)).len())
+        .sum();
+    let scraped = stat(&log, "item_scraped_count").expect("item_scraped_count");
+    assert_eq!(total as i64, scraped, "{log}");
+    assert!(objects.len() >= 3, "{objects:?}");
+    assert_eq!(
+        stat(&log, "feedexport/success_count/S3FeedStorage"),
+        Some(objects.len() as i64)
+    );
+    assert_eq!(stat(&log, "feedexport/failed_count/S3FeedStorage"), None);
+    assert!(stat(&log, "feedexport/retry_count/S3FeedStorage").unwrap_or(0) >= 1);
+    assert!(kept_batches(tmp.path()).is_empty());
+}
+
+/// No credentials anywhere: the crawl does not start.
+#[test]
+fn an_s3_feed_without_credentials_is_refused_at_start_up() {
+    let srv = fixture(5);
+    let out = crawl(&srv, &[], &["-o", "s3://feeds/items.jl"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("no AWS credentials"), "{stderr}");
+    assert_eq!(srv.stats().requests(), 0, "nothing fetched");
+}
+
+/// A file above the 8 MiB threshold goes up in 8 MiB parts (a 17 MB file: three
+/// parts, the ETag of a multipart object), byte for byte.
+#[test]
+fn a_feed_above_16_mb_goes_up_in_parts() {
+    use trawl::client::http::{HttpClient, HttpClientConfig};
+    use trawl::client::s3::{S3Client, S3Config};
+    use trawl::proto::sigv4::Credentials;
+
+    let s3 = S3Server::start(0);
+    let tmp = TempDir::new("feeds-s3-multipart").expect("temp dir");
+    let path = tmp.join("big.jl");
+    let mut data = Vec::with_capacity(17_000_000);
+    let mut n = 0u64;
+    while data.len() < 17_000_000 {
+        data.extend_from_slice(
+            format!(
+                "{{\"n\": {n}, \"pad\": \"{}\"}}\n",
+                "x".repeat(n as usize % 200)
+            )
+            .as_bytes(),
+        );
+        n += 1;
+    }
+    std::fs::write(&path, &data).expect("write");
+    let mut reactor = trawl::reactor::Reactor::new().expect("reactor");
+    let http = HttpClient::new(&reactor.handle(), HttpClientConfig::new().expect("config"));
+    let mut config = S3Config::new(Credentials {
+        access_key: s3.access_key.clone(),
+        secret_key: s3.secret_key.clone(),
+        session_token: None,
+    });
+    config.endpoint = Some(url::Url::parse(&s3.endpoint()).expect("url"));
+    let client = S3Client::new(http, reactor.handle().clock().clone(), config);
+    let d = client.upload_file(path, "feeds", "big/items.jl");
+    reactor.run_until(&d).expect("the upload ends");
+    assert!(d.take_result().expect("fired").is_ok());
+    let objects = s3.objects();
+    let (etag, body) = &objects["big/items.jl"];
+    assert!(etag.ends_with("-3\""), "a three-part upload: {etag}");
+    assert!(body == &data, "the object is the file");
+}
