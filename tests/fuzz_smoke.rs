@@ -181,6 +181,29 @@ fn resp_parser_survives_random_and_mutated_replies() {
 }
 
 #[test]
+fn ftp_reply_parser_survives_random_and_mutated_replies() {
+    const REPLIES: &[&[u8]] = &[
+        b"\x03220-Welcome\r\n 220 not yet\r\n220 Ready\r\n331 Password?\r\n",
+        b"\x01227 Entering Passive Mode (127,0,0,1,195,80).\r\n150 Ok\r\n226 Done\r\n",
+        b"\x1f250 \"/x\" is the current directory.\n550 No such file\n257 \"/x\" created\r\n",
+    ];
+    let mut rng = Rng(0xF7B);
+    let mut parsed = 0;
+    for i in 0..30_000 {
+        let input = if i % 10 == 0 {
+            (0..rng.below(200)).map(|_| rng.next() as u8).collect()
+        } else {
+            let seed = REPLIES[rng.below(REPLIES.len())];
+            mutate(&mut rng, seed)
+        };
+        if fuzzing::parse_ftp(&input).is_some_and(|n| n > 0) {
+            parsed += 1;
+        }
+    }
+    assert!(parsed > 2_000, "only {parsed} inputs parsed");
+}
+
+#[test]
 fn robots_parser_survives_random_and_mutated_files() {
     const FILES: &[&[u8]] = &[
         b"User-agent: *\nDisallow: /private\nAllow: /private/ok$\nCrawl-delay: 2\n",

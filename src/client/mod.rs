@@ -5,9 +5,12 @@
 //!   TLS, timeouts, size limits, content decoding.
 //! * [`redis`]: the Redis client the distributed layer uses — pipelining, scripts,
 //!   transactions, reconnection with backoff.
+//! * [`ftp`]: an FTP client that stores a file (passive or active data connection,
+//!   missing directories made) for feed storages and media stores.
 //! * [`s3`]: an S3 client over [`http`] (Signature Version 4, single and multipart
 //!   uploads) for feed storages and media stores.
 
+pub mod ftp;
 pub mod http;
 pub mod redis;
 pub mod s3;

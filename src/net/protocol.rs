@@ -39,6 +39,16 @@ pub trait Transport {
 
     /// Whether the connection is closed (or closing with nothing left to send).
     fn is_closed(&self) -> bool;
+
+    /// Registers a pull producer (Twisted's `registerProducer(producer, False)`):
+    /// `producer` is called, on a later reactor turn, whenever everything written so
+    /// far has been sent, until [`unregister_producer`](Self::unregister_producer) or
+    /// the close. A sender of a large body writes one chunk per call and so holds one
+    /// chunk in memory.
+    fn register_producer(&self, producer: Rc<dyn Fn()>);
+
+    /// Stops calling the registered producer.
+    fn unregister_producer(&self);
 }
 
 /// What reacts to a connection's events: Twisted's `IProtocol`.

@@ -115,6 +115,10 @@ pub struct TcpTransport {
     token: Cell<Option<Token>>,
     protocol: RefCell<Option<Rc<dyn Protocol>>>,
     connected: RefCell<Option<Deferred<Rc<TcpTransport>>>>,
+    /// A pull producer, called when the write buffer has drained.
+    producer: RefCell<Option<Rc<dyn Fn()>>>,
+    /// A call of the producer is scheduled.
+    producer_due: Cell<bool>,
     me: Weak<TcpTransport>,
 }
 
@@ -143,6 +147,8 @@ impl TcpTransport {
             token: Cell::new(None),
             protocol: RefCell::new(None),
             connected: RefCell::new(None),
+            producer: RefCell::new(None),
+            producer_due: Cell::new(false),
             me: me.clone(),
         })
     }
@@ -320,8 +326,39 @@ impl TcpTransport {
                 reason: e.to_string(),
             }))),
             (Ok(()), true) => self.close(None),
-            (Ok(()), false) => self.update_interest(),
+            (Ok(()), false) => {
+                self.update_interest();
+                self.schedule_producer();
+            }
         }
+    }
+
+    /// Calls the pull producer on the next turn if the write buffer is empty.
+    fn schedule_producer(&self) {
+        if self.producer_due.get() || self.producer.borrow().is_none() {
+            return;
+        }
+        {
+            let conn = self.conn.borrow();
+            if conn.phase != Phase::Open || conn.out_pos < conn.out.len() {
+                return;
+            }
+        }
+        let Some(me) = self.rc() else {
+            return;
+        };
+        self.producer_due.set(true);
+        self.reactor.call_later(0.0, move || {
+            me.producer_due.set(false);
+            let ready = {
+                let conn = me.conn.borrow();
+                conn.phase == Phase::Open && conn.out_pos >= conn.out.len()
+            };
+            let producer = me.producer.borrow().clone();
+            if ready && let Some(p) = producer {
+                p();
+            }
+        });
     }
 
     /// Reads until `WouldBlock`, handing plaintext to the protocol. With `short_ok`,
@@ -460,6 +497,7 @@ impl TcpTransport {
             conn.out = Vec::new();
             conn.out_pos = 0;
         }
+        self.producer.borrow_mut().take();
         let reason = reason.unwrap_or_else(|| Failure::new(ConnectionDone));
         // A connect that never completed fails its Deferred instead.
         let connecting = self.connected.borrow_mut().take();
@@ -642,6 +680,15 @@ impl Transport for TcpTransport {
 
     fn host(&self) -> Option<SocketAddr> {
         self.conn.borrow().host
+    }
+
+    fn register_producer(&self, producer: Rc<dyn Fn()>) {
+        *self.producer.borrow_mut() = Some(producer);
+        self.schedule_producer();
+    }
+
+    fn unregister_producer(&self) {
+        self.producer.borrow_mut().take();
     }
 }
 

@@ -118,3 +118,24 @@ pub fn parse_resp(data: &[u8]) -> Option<usize> {
     }
     Some(values)
 }
+
+/// Feeds `data` to an FTP reply parser in pieces of the size its first byte encodes,
+/// and the text of each reply to the `PASV` address parser. Returns how many replies
+/// it produced, or `None` on a protocol error.
+pub fn parse_ftp(data: &[u8]) -> Option<usize> {
+    use super::ftp::{ReplyParser, parse_pasv};
+    let (step, data) = match data.split_first() {
+        Some((&s, rest)) => (usize::from(s % 32) + 1, rest),
+        None => (1, data),
+    };
+    let mut parser = ReplyParser::new();
+    let mut replies = 0;
+    for piece in data.chunks(step) {
+        for mut reply in parser.feed(piece).ok()? {
+            reply.code = 227;
+            let _ = parse_pasv(&reply);
+            replies += 1;
+        }
+    }
+    Some(replies)
+}

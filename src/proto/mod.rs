@@ -11,11 +11,14 @@
 //! * [`resp`]: RESP, the Redis protocol: command encoding and a resumable reply
 //!   parser.
 //! * [`sigv4`]: AWS Signature Version 4 for S3 requests (botocore's signer).
+//! * [`ftp`]: the FTP control connection: replies (single and multi-line), commands,
+//!   `PASV` / `PORT` addresses.
 //! * [`Headers`]: ordered, multi-valued, case-insensitive header storage shared by
 //!   requests and responses at every layer above.
 
 pub mod date;
 pub mod decode;
+pub mod ftp;
 pub mod headers;
 pub mod http1;
 pub mod resp;

@@ -103,6 +103,7 @@ pub struct StringTransport {
     peer: Option<SocketAddr>,
     host: Option<SocketAddr>,
     protocol: RefCell<Option<Rc<dyn Protocol>>>,
+    producer: RefCell<Option<Rc<dyn Fn()>>>,
     me: RefCell<std::rc::Weak<StringTransport>>,
 }
 
@@ -177,6 +178,16 @@ impl StringTransport {
     pub fn producer_paused(&self) -> bool {
         self.paused.get()
     }
+
+    /// Calls the registered pull producer once, as a drained write buffer would;
+    /// `false` when none is registered.
+    pub fn resume_producer(&self) -> bool {
+        let producer = self.producer.borrow().clone();
+        producer.is_some_and(|p| {
+            p();
+            true
+        })
+    }
 }
 
 impl Transport for StringTransport {
@@ -221,6 +232,14 @@ impl Transport for StringTransport {
 
     fn is_closed(&self) -> bool {
         self.disconnecting.get()
+    }
+
+    fn register_producer(&self, producer: Rc<dyn Fn()>) {
+        *self.producer.borrow_mut() = Some(producer);
+    }
+
+    fn unregister_producer(&self) {
+        self.producer.borrow_mut().take();
     }
 }
 

@@ -191,10 +191,12 @@ fn defaults() -> Vec<(&'static str, Value)> {
             json!({
                 "": "trawl.FileFeedStorage",
                 "file": "trawl.FileFeedStorage",
+                "ftp": "trawl.FTPFeedStorage",
                 "s3": "trawl.S3FeedStorage",
                 "stdout": "trawl.StdoutFeedStorage"
             }),
         ),
+        ("FEED_STORAGE_FTP_ACTIVE", json!(false)),
         ("FEED_STORAGE_RETRY_BACKOFF", json!(1.0)),
         ("FEED_STORAGE_RETRY_TIMES", json!(3)),
         ("FEED_STORAGE_S3_ACL", json!("")),

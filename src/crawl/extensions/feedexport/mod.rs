@@ -22,6 +22,7 @@
 
 pub mod encoding;
 pub mod exporter;
+pub mod ftp;
 pub mod plugins;
 pub mod remote;
 pub mod s3;

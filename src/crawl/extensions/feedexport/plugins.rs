@@ -93,6 +93,7 @@ impl Default for FeedPlugins {
             Ok(Rc::new(StdoutFeedStorage::new(s)) as Rc<dyn FeedStorage>)
         });
         p.register_storage("trawl.S3FeedStorage", super::s3::s3_storage);
+        p.register_storage("trawl.FTPFeedStorage", super::ftp::ftp_storage);
         p.register_postprocessing("trawl.GzipPlugin", super::postprocessing::gzip);
         p.register_postprocessing("trawl.LZMAPlugin", super::postprocessing::lzma);
         p.register_postprocessing("trawl.Bz2Plugin", super::postprocessing::bz2);
