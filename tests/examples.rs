@@ -133,3 +133,36 @@ fn load_runs_both_workloads_against_a_fixture_server() {
     assert!(out["pages"].as_u64().expect("pages") >= 300, "{out}");
     assert!(out["items"].as_u64().expect("items") > 0, "{out}");
 }
+
+#[test]
+fn files_stores_each_file_once_then_finds_them_uptodate() {
+    let dir = std::env::temp_dir().join(format!("trawl-examples-{}-files", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let run = |args: &[&str]| {
+        let out = Command::new(example("files"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("example files runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // The fixture's media section: 7 products, 8 distinct files of which 6 can be
+    // stored (a 404, an empty file and a redirect are left out).
+    let first = run(&[]);
+    assert!(first.contains("7 products written"), "{first}");
+    assert!(first.contains("(6 downloaded, 0 uptodate)"), "{first}");
+    // Twice against one server (the URLs, so the names, stay the same): uptodate.
+    let srv = trawl::testing::FixtureServer::start(trawl::testing::FixtureOptions::default())
+        .expect("fixture");
+    let url = srv.url("/media/index.html");
+    let _ = run(&["--by-name", &url, "named"]);
+    let again = run(&["--by-name", &url, "named"]);
+    assert!(again.contains("(0 downloaded, 6 uptodate)"), "{again}");
+    assert!(dir.join("named/by-name/report/report.pdf").is_file());
+    let _ = std::fs::remove_dir_all(&dir);
+}

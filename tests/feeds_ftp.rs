@@ -125,19 +125,10 @@ fn temp_settings(dir: &Path) -> Vec<String> {
 }
 
 fn kept_batches(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().and_then(|e| e.to_str()) == Some("feed") {
-                found.push(p);
-            }
-        }
-    }
-    found
+    util::files_under(dir)
+        .into_iter()
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("feed"))
+        .collect()
 }
 
 #[test]

@@ -209,19 +209,10 @@ fn temp_settings(dir: &Path) -> Vec<String> {
 
 /// Left-behind batch files under a FEED_TEMPDIR.
 fn kept_batches(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().and_then(|e| e.to_str()) == Some("feed") {
-                found.push(p);
-            }
-        }
-    }
-    found
+    util::files_under(dir)
+        .into_iter()
+        .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("feed"))
+        .collect()
 }
 
 #[test]
@@ -474,4 +465,78 @@ fn a_feed_above_16_mb_goes_up_in_parts() {
     let (etag, body) = &objects["big/items.jl"];
     assert!(etag.ends_with("-3\""), "a three-part upload: {etag}");
     assert!(body == &data, "the object is the file");
+}
+
+/// `FILES_STORE = s3://bucket/prefix/`: the files pipeline stores through the same S3
+/// client (objects named as on a disk, the MD5 as the object's ETag), and a second run
+/// finds them there (`uptodate`, the checksum from the ETag).
+#[test]
+fn the_files_pipeline_stores_to_s3() {
+    use serde_json::json;
+    use trawl::crawl::Output;
+    use util::live::{LiveSpider, crawl, get};
+
+    let s3 = S3Server::start(0);
+    let srv = fixture(5);
+    let base = srv.url("");
+    let base = base.trim_end_matches('/').to_owned();
+    let run = |out: &Path| {
+        let b = base.clone();
+        let spider =
+            LiveSpider::new(vec![get(&format!("{base}/media/index.html"))]).follow(move |_| {
+                let mut item = trawl::crawl::Item::default();
+                let urls = ["report.pdf", "data.csv", "missing.pdf"]
+                    .iter()
+                    .map(|n| Value::from(format!("{b}/media/files/{n}")))
+                    .collect();
+                item.0.insert("file_urls".into(), Value::Array(urls));
+                vec![Output::Item(item)]
+            });
+        crawl(
+            spider,
+            &[
+                ("ITEM_PIPELINES", json!({"trawl.FilesPipeline": 1})),
+                ("FILES_STORE", json!("s3://feeds/media/")),
+                ("AWS_ENDPOINT_URL", json!(s3.endpoint())),
+                ("AWS_ACCESS_KEY_ID", json!(s3.access_key)),
+                ("AWS_SECRET_ACCESS_KEY", json!(s3.secret_key)),
+                (
+                    "FEEDS",
+                    json!({out.display().to_string(): {"format": "jsonlines"}}),
+                ),
+                ("ROBOTSTXT_OBEY", json!(false)),
+            ],
+        );
+        let line = std::fs::read_to_string(out).expect("items");
+        let item: Value = serde_json::from_str(line.trim()).expect("one item");
+        item["files"].as_array().expect("files").clone()
+    };
+    let tmp = TempDir::new("files-s3").expect("temp dir");
+    let first = run(&tmp.join("first.jl"));
+    assert_eq!(first.len(), 2, "{first:?}");
+    let objects = s3.objects();
+    for f in &first {
+        assert_eq!(f["status"], "downloaded");
+        let key = format!("media/{}", f["path"].as_str().expect("path"));
+        let (etag, body) = objects
+            .get(&key)
+            .unwrap_or_else(|| panic!("{key} in {objects:?}"));
+        assert_eq!(
+            etag.trim_matches('"'),
+            f["checksum"].as_str().expect("checksum")
+        );
+        let name = f["url"]
+            .as_str()
+            .expect("url")
+            .rsplit('/')
+            .next()
+            .expect("name");
+        assert_eq!(Some(body.clone()), trawl::testing::media::file_body(name));
+    }
+    let second = run(&tmp.join("second.jl"));
+    for (a, b) in first.iter().zip(&second) {
+        assert_eq!(b["status"], "uptodate");
+        assert_eq!(a["checksum"], b["checksum"]);
+        assert_eq!(a["path"], b["path"]);
+    }
 }

@@ -87,7 +87,8 @@ const CRAWL_ROOMS: &[(&str, u32)] = &[
     ("spidermiddlewares", 8),
     ("downloadermiddlewares", 9),
     ("extensions", 10),
-    ("crawler", 11),
+    ("pipelines", 11),
+    ("crawler", 12),
 ];
 
 /// The files of `html/`, bottom up (the folder `xpath/` is one room here).
@@ -133,6 +134,7 @@ const TESTING_FILES: &[(&str, u32)] = &[
     ("fixture", 1),
     ("hostile", 1),
     ("login", 1),
+    ("media", 1),
     ("spiders", 1),
     ("routes", 2),
     ("redis_server", 2),

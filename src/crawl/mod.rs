@@ -27,6 +27,7 @@
 //! | `core` | dupefilters, item pipelines, spider-middleware manager, scheduler and queues, downloader, scraper, engine |
 //! | `spidermiddlewares`, `downloadermiddlewares` | the built-in middlewares, a file each |
 //! | `extensions` | the built-in extensions, a file each |
+//! | `pipelines` | the built-in item pipelines that store what items point to (`FilesPipeline`) |
 //! | `crawler` | [`Crawler`]: the wiring, the [`Registry`] and the built-in registrations |
 //!
 //! The internal rooms `util`, `http`, `base` and `core` are private; their modules
@@ -45,6 +46,7 @@ pub mod extensions;
 mod http;
 pub mod jobdir;
 pub mod linkextract;
+pub mod pipelines;
 pub mod spidermiddlewares;
 pub mod spiders;
 mod util;

@@ -11,6 +11,7 @@
 pub mod fixture;
 pub mod hostile;
 pub mod login;
+pub mod media;
 pub mod redis_server;
 mod reply;
 mod routes;

@@ -20,6 +20,12 @@ impl Shared {
         if let Some(reply) = super::login::route(req, path, site) {
             return reply;
         }
+        if let Some(reply) = path
+            .strip_prefix("/media/")
+            .and_then(|rest| super::media::route(req, rest))
+        {
+            return reply;
+        }
         let mut parts = path.trim_start_matches('/').splitn(3, '/');
         let first = parts.next().unwrap_or("");
         let second = parts.next().unwrap_or("");

@@ -93,3 +93,20 @@ pub fn python(import: &str) -> std::path::PathBuf {
          target/venv-redis) or set TRAWL_PYTHON"
     );
 }
+
+/// Every file under `dir`, recursively (none if it does not exist).
+pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                found.push(p);
+            }
+        }
+    }
+    found
+}

@@ -11,6 +11,7 @@ use crate::crawl::core::downloader::handlers::{
 };
 use crate::crawl::core::downloader::middleware::DownloaderMiddleware;
 use crate::crawl::core::dupefilter::{BaseDupeFilter, BloomDupeFilter, DupeFilter, RfpDupeFilter};
+use crate::crawl::core::pipeline::ItemPipeline;
 use crate::crawl::core::scheduler::{DefaultScheduler, Scheduler};
 use crate::crawl::core::spidermw::SpiderMiddleware;
 use crate::crawl::downloadermiddlewares::cookies::CookiesMiddleware;
@@ -35,6 +36,7 @@ use crate::crawl::extensions::logstats::LogStats;
 use crate::crawl::extensions::memusage::MemoryUsage;
 use crate::crawl::extensions::metrics::Metrics;
 use crate::crawl::extensions::throttle::AutoThrottle;
+use crate::crawl::pipelines::FilesPipeline;
 use crate::crawl::spidermiddlewares::depth::DepthMiddleware;
 use crate::crawl::spidermiddlewares::httperror::HttpErrorMiddleware;
 use crate::crawl::spidermiddlewares::referer::RefererMiddleware;
@@ -47,6 +49,9 @@ impl Registry {
         register_middlewares(&mut r);
         register_extensions(&mut r);
         register_core(&mut r);
+        r.register_pipeline("trawl.FilesPipeline", |c| {
+            Ok(FilesPipeline::from_context(c)? as Rc<dyn ItemPipeline>)
+        });
         r
     }
 }

@@ -1,0 +1,15 @@
+//! The built-in item pipelines that store what items point to: `FilesPipeline` (a
+//! file each) with its stores and Python's `mimetypes` naming.
+//!
+//! | file | holds |
+//! |---|---|
+//! | `mimetypes` (+ the generated `mimetypes_table`) | Python's `guess_type` / `guess_extension`, and the path pieces `file_path` uses |
+//! | `store` | `FILES_STORE`: a directory or S3 |
+//! | `files` | `FilesPipeline` and its hooks |
+
+pub mod files;
+pub mod mimetypes;
+mod mimetypes_table;
+pub mod store;
+
+pub use self::files::{DefaultFilesHooks, FilesHooks, FilesPipeline};
