@@ -11,8 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pages="${1:-100000}"; batch="${2:-10000}"; runs="${3:-2}"
 python="${TRAWL_PYTHON:-$PWD/target/venv-redis/bin/python}"
-cargo build --release --bin trawl >/dev/null 2>&1
-bin="$PWD/target/release/trawl"
+[ -n "${TRAWL_BIN:-}" ] || cargo build --release --bin trawl >/dev/null 2>&1
+bin="${TRAWL_BIN:-$PWD/target/release/trawl}"
 work="$(mktemp -d)"
 cleanup() { kill "${serve_pid:-}" "${s3_pid:-}" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
@@ -31,7 +31,7 @@ url="$(grep -o 'http://[0-9.:]*' "$work/serve.out" | head -1)/index.html"
 
 crawl() { # $1: feed URI; prints peak RSS in KiB and the items written
   /usr/bin/time -f "%M" -o "$work/time" "$bin" crawl "$url" --same-domain \
-    -s LOG_LEVEL=WARNING -s FEED_EXPORT_BATCH_ITEM_COUNT="$batch" \
+    -s LOG_LEVEL=INFO -s FEED_EXPORT_BATCH_ITEM_COUNT="$batch" \
     -s FEED_TEMPDIR="$work" -s AWS_ENDPOINT_URL="http://127.0.0.1:$s3_port" \
     -s AWS_ACCESS_KEY_ID=bench -s AWS_SECRET_ACCESS_KEY=bench \
     -s STATS_DUMP=True -o "$1" 2>"$work/log"

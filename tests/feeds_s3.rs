@@ -540,3 +540,112 @@ fn the_files_pipeline_stores_to_s3() {
         assert_eq!(a["path"], b["path"]);
     }
 }
+
+/// A JOBDIR job with batches of 100 to S3, killed (SIGKILL) mid-crawl and resumed:
+/// every closed batch is uploaded (a batch whose upload the kill cut off goes up when
+/// the job resumes), the open batch is re-made from the journal, and the objects hold
+/// every item of a solo crawl exactly once, in consecutive batches.
+#[test]
+fn a_job_killed_mid_crawl_uploads_every_batch_once() {
+    let s3 = S3Server::start(0);
+    let srv = FixtureServer::start(FixtureOptions {
+        pages: 3000,
+        record: true,
+        ..FixtureOptions::default()
+    })
+    .expect("fixture server");
+    let tmp = TempDir::new("feeds-s3-job").expect("temp dir");
+    let mut settings = s3.settings();
+    settings.push("CONCURRENT_REQUESTS=8".to_owned());
+    settings.push(feeds_setting(
+        "s3://feeds/job/part-%(batch_id)04d.jl",
+        r#"{"format": "jsonlines", "batch_item_count": 100}"#,
+    ));
+    let job = tmp.join("job");
+    let command = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_trawl"));
+        cmd.args([
+            "crawl",
+            &srv.url("/index.html"),
+            "--same-domain",
+            "--jobdir",
+        ])
+        .arg(&job);
+        for s in &settings {
+            cmd.args(["-s", s]);
+        }
+        cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+        cmd
+    };
+    let mut victim = command().spawn().expect("trawl starts");
+    let started = std::time::Instant::now();
+    while srv.stats().requests() < 1500 {
+        assert!(
+            started.elapsed().as_secs() < 120,
+            "the crawl did not get going"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    victim.kill().expect("SIGKILL");
+    let _ = victim.wait();
+    let resumed = command().output().expect("the resume runs");
+    let log = String::from_utf8_lossy(&resumed.stderr);
+    assert!(resumed.status.success(), "{log}");
+    let batch: u64 = log
+        .split("bytes of batch ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no resume line: {log}"));
+    assert!(batch > 1, "the kill came after the first batch: {log}");
+
+    let objects = s3.objects();
+    let keys: Vec<&String> = objects.keys().collect();
+    let expected: Vec<String> = (1..=keys.len())
+        .map(|i| format!("job/part-{i:04}.jl"))
+        .collect();
+    assert_eq!(
+        keys,
+        expected.iter().collect::<Vec<_>>(),
+        "consecutive batches"
+    );
+    let got: Vec<String> = objects
+        .values()
+        .flat_map(|(_, body)| urls(&String::from_utf8_lossy(body)))
+        .collect();
+    for (key, (_, body)) in objects.iter().rev().skip(1) {
+        assert_eq!(
+            urls(&String::from_utf8_lossy(body)).len(),
+            100,
+            "{key} is full"
+        );
+    }
+    let reference_path = tmp.join("solo.jl");
+    let solo = crawl(&srv, &[], &["-o", reference_path.to_str().expect("utf-8")]);
+    assert!(solo.status.success());
+    let reference = urls(&std::fs::read_to_string(&reference_path).expect("solo feed"));
+    // `?a=1&b=2` and `?b=2&a=1` are one page: which spelling is fetched depends on
+    // which link is found first.
+    let normalize = |u: &String| match u.split_once('?') {
+        Some((p, q)) => {
+            let mut args: Vec<&str> = q.split('&').collect();
+            args.sort_unstable();
+            format!("{p}?{}", args.join("&"))
+        }
+        None => u.clone(),
+    };
+    let mut got: Vec<String> = got.iter().map(normalize).collect();
+    let mut reference: Vec<String> = reference.iter().map(normalize).collect();
+    got.sort();
+    reference.sort();
+    assert_eq!(got.len(), reference.len(), "as many items as a solo crawl");
+    let only_got: Vec<&String> = got
+        .iter()
+        .filter(|u| !reference.contains(u))
+        .take(5)
+        .collect();
+    assert!(
+        got == reference,
+        "the same items, each once; e.g. {only_got:?}"
+    );
+}

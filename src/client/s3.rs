@@ -4,7 +4,7 @@
 //! are addressed path-style under `AWS_ENDPOINT_URL` when one is set (MinIO, moto,
 //! LocalStack), else virtual-host style (`https://BUCKET.s3.REGION.amazonaws.com/KEY`).
 //! [`S3Client::upload_file`] sends a file in one `PUT` up to the multipart threshold
-//! and in parts above it, one part in memory at a time.
+//! and in parts above it, streamed from the disk 64 KiB at a time.
 
 use std::fmt;
 use std::io::{Read, Seek, SeekFrom};
@@ -13,10 +13,12 @@ use std::rc::Rc;
 
 use url::Url;
 
-use crate::client::http::{HttpClient, HttpRequest, HttpResponse};
+use crate::client::http::{BodyFile, HttpClient, HttpRequest, HttpResponse};
 use crate::defer::{Deferred, Failure};
 use crate::proto::Headers;
-use crate::proto::sigv4::{Credentials, SignRequest, amz_timestamp, sha256_hex, sign};
+use crate::proto::sigv4::{
+    Credentials, Sha256Hasher, SignRequest, amz_timestamp, sha256_hex, sign,
+};
 use crate::reactor::Clock;
 
 /// Where and as whom the client talks.
@@ -103,6 +105,39 @@ pub fn encode_key(key: &str) -> String {
     out
 }
 
+/// A request body: bytes, or a range of a file streamed from the disk.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// In memory.
+    Bytes(Vec<u8>),
+    /// A file range, hashed and sent 64 KiB at a time.
+    File(BodyFile),
+}
+
+impl Body {
+    /// The SHA-256 of the body, in hex (the signed payload hash).
+    fn sha256_hex(&self) -> std::io::Result<String> {
+        match self {
+            Self::Bytes(b) => Ok(sha256_hex(b)),
+            Self::File(f) => {
+                let mut file = std::fs::File::open(&f.path)?;
+                file.seek(SeekFrom::Start(f.offset))?;
+                let mut reader = file.take(f.len);
+                let mut hasher = Sha256Hasher::default();
+                let mut buf = vec![0u8; 64 * 1024];
+                loop {
+                    let n = reader.read(&mut buf)?;
+                    if n == 0 {
+                        break;
+                    }
+                    hasher.update(&buf[..n]);
+                }
+                Ok(hasher.hex())
+            }
+        }
+    }
+}
+
 /// The S3 client.
 #[derive(Clone)]
 pub struct S3Client {
@@ -166,14 +201,24 @@ impl S3Client {
         method: &'static str,
         url: Url,
         extra: &[(&str, &str)],
-        body: Vec<u8>,
+        body: Body,
     ) -> Deferred<HttpResponse> {
         let host = match (url.host_str(), url.port()) {
             (Some(h), Some(p)) => format!("{h}:{p}"),
             (Some(h), None) => h.to_owned(),
             (None, _) => return crate::defer::fail(Failure::msg(format!("no host in {url}"))),
         };
-        let payload = sha256_hex(&body);
+        let payload = match body.sha256_hex() {
+            Ok(p) => p,
+            Err(e) => {
+                return crate::defer::fail(Failure::new(S3Error {
+                    operation,
+                    status: 0,
+                    code: None,
+                    message: format!("cannot read the body: {e}"),
+                }));
+            }
+        };
         let timestamp = amz_timestamp(self.clock.wall_seconds() as i64);
         let signed = sign(
             &SignRequest {
@@ -203,7 +248,10 @@ impl S3Client {
             headers.append(k, v);
         }
         req.headers = headers;
-        req.body = body;
+        match body {
+            Body::Bytes(b) => req.body = b,
+            Body::File(f) => req.body_file = Some(f),
+        }
         self.http.request(req).then(move |r| match r {
             Ok(resp) if (200..300).contains(&resp.status) => Ok(resp),
             Ok(resp) => {
@@ -234,6 +282,11 @@ impl S3Client {
 
     /// `PutObject`.
     pub fn put_object(&self, bucket: &str, key: &str, body: Vec<u8>) -> Deferred<()> {
+        self.put_body(bucket, key, Body::Bytes(body))
+    }
+
+    /// `PutObject` of a body in memory or streamed from a file.
+    pub fn put_body(&self, bucket: &str, key: &str, body: Body) -> Deferred<()> {
         let url = match self.object_url(bucket, key, "") {
             Ok(u) => u,
             Err(f) => return crate::defer::fail(f),
@@ -246,7 +299,7 @@ impl S3Client {
     pub fn get_object(&self, bucket: &str, key: &str) -> Deferred<Vec<u8>> {
         match self.object_url(bucket, key, "") {
             Ok(url) => self
-                .send("GetObject", "GET", url, &[], Vec::new())
+                .send("GetObject", "GET", url, &[], Body::Bytes(Vec::new()))
                 .map(|r| r.body),
             Err(f) => crate::defer::fail(f),
         }
@@ -256,7 +309,7 @@ impl S3Client {
     pub fn head_object(&self, bucket: &str, key: &str) -> Deferred<Headers> {
         match self.object_url(bucket, key, "") {
             Ok(url) => self
-                .send("HeadObject", "HEAD", url, &[], Vec::new())
+                .send("HeadObject", "HEAD", url, &[], Body::Bytes(Vec::new()))
                 .map(|r| r.headers),
             Err(f) => crate::defer::fail(f),
         }
@@ -269,16 +322,22 @@ impl S3Client {
             Err(f) => return crate::defer::fail(f),
         };
         let acl = self.acl_header();
-        self.send("CreateMultipartUpload", "POST", url, &acl, Vec::new())
-            .then(|r| {
-                let resp = r?;
-                let text = String::from_utf8_lossy(&resp.body);
-                xml_text(&text, "UploadId")
-                    .map(str::to_owned)
-                    .ok_or_else(|| {
-                        Failure::msg(format!("CreateMultipartUpload: no UploadId in {text:?}"))
-                    })
-            })
+        self.send(
+            "CreateMultipartUpload",
+            "POST",
+            url,
+            &acl,
+            Body::Bytes(Vec::new()),
+        )
+        .then(|r| {
+            let resp = r?;
+            let text = String::from_utf8_lossy(&resp.body);
+            xml_text(&text, "UploadId")
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    Failure::msg(format!("CreateMultipartUpload: no UploadId in {text:?}"))
+                })
+        })
     }
 
     /// `UploadPart`: the part's ETag.
@@ -288,7 +347,7 @@ impl S3Client {
         key: &str,
         upload_id: &str,
         number: u32,
-        body: Vec<u8>,
+        body: Body,
     ) -> Deferred<String> {
         let query = format!(
             "partNumber={number}&uploadId={}",
@@ -332,7 +391,7 @@ impl S3Client {
             "POST",
             url,
             &[("Content-Type", "application/xml")],
-            xml.into_bytes(),
+            Body::Bytes(xml.into_bytes()),
         )
         .then(|r| {
             // S3 may answer 200 with an error in the body.
@@ -355,7 +414,13 @@ impl S3Client {
         let query = format!("uploadId={}", encode_key(upload_id).replace('/', "%2F"));
         match self.object_url(bucket, key, &query) {
             Ok(url) => self
-                .send("AbortMultipartUpload", "DELETE", url, &[], Vec::new())
+                .send(
+                    "AbortMultipartUpload",
+                    "DELETE",
+                    url,
+                    &[],
+                    Body::Bytes(Vec::new()),
+                )
                 .map(|_| ()),
             Err(f) => crate::defer::fail(f),
         }
@@ -372,10 +437,12 @@ impl S3Client {
             }
         };
         if size <= self.config.multipart_threshold {
-            return match std::fs::read(&path) {
-                Ok(body) => self.put_object(bucket, key, body),
-                Err(e) => crate::defer::fail(Failure::msg(format!("{}: {e}", path.display()))),
-            };
+            let body = Body::File(BodyFile {
+                path,
+                offset: 0,
+                len: size,
+            });
+            return self.put_body(bucket, key, body);
         }
         let upload = Rc::new(Multipart {
             client: self.clone(),
@@ -402,16 +469,15 @@ struct Multipart {
 }
 
 impl Multipart {
-    /// Reads part `number` (from 1) of the file.
-    fn read_part(&self, number: u32) -> std::io::Result<Vec<u8>> {
+    /// Part `number` (from 1) of the file, as a streamed body.
+    fn part(&self, number: u32) -> Body {
         let part = self.client.config.part_size;
         let start = u64::from(number - 1) * part;
-        let len = part.min(self.size.saturating_sub(start));
-        let mut file = std::fs::File::open(&self.path)?;
-        file.seek(SeekFrom::Start(start))?;
-        let mut buf = Vec::with_capacity(len as usize);
-        file.take(len).read_to_end(&mut buf)?;
-        Ok(buf)
+        Body::File(BodyFile {
+            path: self.path.clone(),
+            offset: start,
+            len: part.min(self.size.saturating_sub(start)),
+        })
     }
 
     /// Uploads part `number` and the ones after it, then completes the upload.
@@ -430,13 +496,7 @@ impl Multipart {
                 .complete_multipart_upload(&self.bucket, &self.key, &id, &parts)
                 .then(move |r| me.abort_on_error(r, &id2));
         }
-        let body = match self.read_part(number) {
-            Ok(b) => b,
-            Err(e) => {
-                let f = Failure::msg(format!("{}: {e}", self.path.display()));
-                return self.abort_on_error(Err(f), &id);
-            }
-        };
+        let body = self.part(number);
         let me = self.clone();
         self.client
             .upload_part(&self.bucket, &self.key, &id, number, body)

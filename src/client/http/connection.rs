@@ -143,10 +143,23 @@ impl Connection {
             }
             Cow::Borrowed(origin_target(&req.url))
         };
+        if let Some(bf) = &req.body_file {
+            // The head announces the file's length; the body follows from the file.
+            let h = changed.get_or_insert_with(|| req.headers.clone());
+            h.remove("content-length");
+            h.append("Content-Length", bf.len.to_string());
+            h.remove("connection");
+            h.append("Connection", "close");
+        }
         let headers = changed.as_ref().unwrap_or(&req.headers);
         let host = host_header(&req.url);
         let mut bytes = Vec::new();
-        if let Err(e) = encode_request(&req.method, &target, host, headers, &req.body, &mut bytes) {
+        let body: &[u8] = if req.body_file.is_some() {
+            &[]
+        } else {
+            &req.body
+        };
+        if let Err(e) = encode_request(&req.method, &target, host, headers, body, &mut bytes) {
             ctx.fail(Failure::new(InvalidRequest(e.to_string())));
             if let Some(client) = self.client.upgrade() {
                 client.put_idle(self.clone());
@@ -175,6 +188,56 @@ impl Connection {
         }
         *ctx.conn.borrow_mut() = Some(self.clone());
         self.transport.write(&bytes);
+        if let Some(bf) = &req.body_file {
+            self.stream_body(bf, &ctx);
+        }
+    }
+
+    /// Sends a file range as the body, one chunk each time the transport's buffer
+    /// has drained.
+    fn stream_body(&self, bf: &super::types::BodyFile, ctx: &Rc<Ctx>) {
+        use std::io::{Read, Seek, SeekFrom};
+        let opened = std::fs::File::open(&bf.path).and_then(|mut f| {
+            f.seek(SeekFrom::Start(bf.offset))?;
+            Ok(f)
+        });
+        let file = match opened {
+            Ok(f) => f,
+            Err(e) => {
+                ctx.fail(Failure::new(InvalidRequest(format!(
+                    "body file {}: {e}",
+                    bf.path.display()
+                ))));
+                self.transport.abort_connection();
+                return;
+            }
+        };
+        let source = RefCell::new((file.take(bf.len), vec![0u8; 64 * 1024]));
+        let transport = Rc::downgrade(&self.transport);
+        let ctx = Rc::downgrade(ctx);
+        self.transport.register_producer(Rc::new(move || {
+            let Some(t) = transport.upgrade() else {
+                return;
+            };
+            let mut src = source.borrow_mut();
+            let (reader, buf) = &mut *src;
+            match reader.read(buf) {
+                Ok(0) => t.unregister_producer(),
+                Ok(n) => {
+                    let chunk = buf[..n].to_vec();
+                    drop(src);
+                    t.write(&chunk);
+                }
+                Err(e) => {
+                    drop(src);
+                    t.unregister_producer();
+                    if let Some(c) = ctx.upgrade() {
+                        c.fail(Failure::new(InvalidRequest(format!("body file: {e}"))));
+                    }
+                    t.abort_connection();
+                }
+            }
+        }));
     }
 
     /// Drops the request and closes the connection (timeout, cancel).

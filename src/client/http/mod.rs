@@ -46,8 +46,8 @@ use exchange::{Ctx, PoolKey};
 
 pub use crate::net::TunnelError;
 pub use types::{
-    ClientCounters, DownloadObserver, DownloadTimeout, HttpClientConfig, HttpRequest, HttpResponse,
-    InvalidRequest, Observed, Observer, ResponseTooLarge,
+    BodyFile, ClientCounters, DownloadObserver, DownloadTimeout, HttpClientConfig, HttpRequest,
+    HttpResponse, InvalidRequest, Observed, Observer, ResponseTooLarge,
 };
 
 /// Opens a transport to an endpoint (the [`Connector`] by default).

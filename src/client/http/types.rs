@@ -23,6 +23,11 @@ pub struct HttpRequest {
     pub headers: Headers,
     /// The body.
     pub body: Vec<u8>,
+    /// A body read from a file range instead of `body`, streamed one 64 KiB chunk at
+    /// a time (an upload of a large file keeps memory flat). The connection is not
+    /// reused after it (`Connection: close`): a server that answers before the whole
+    /// body is sent must not see the rest as the next request.
+    pub body_file: Option<BodyFile>,
     /// Seconds the whole download may take (`DOWNLOAD_TIMEOUT`, meta `download_timeout`).
     pub timeout: f64,
     /// Largest response body, wire or decoded (`DOWNLOAD_MAXSIZE`; 0 = no limit).
@@ -41,6 +46,17 @@ pub struct HttpRequest {
     /// Told about the headers and each piece of the body as they arrive, and may stop
     /// the download (Scrapy's `headers_received` / `bytes_received` signals).
     pub observer: Option<Observer>,
+}
+
+/// A request body that is a range of a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BodyFile {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// Where the body starts.
+    pub offset: u64,
+    /// How many bytes it has.
+    pub len: u64,
 }
 
 /// What a [`DownloadObserver`] wants after seeing part of a download.
@@ -81,6 +97,7 @@ impl HttpRequest {
             url,
             headers: Headers::new(),
             body: Vec::new(),
+            body_file: None,
             timeout: 180.0,
             maxsize: 1024 * 1024 * 1024,
             warnsize: 32 * 1024 * 1024,

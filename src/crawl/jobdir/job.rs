@@ -44,6 +44,10 @@ pub trait JobOutput {
     ///
     /// The sync failed.
     fn sync(&self) -> std::io::Result<()>;
+
+    /// What was committed so far is durable (the journal is synced): what may only
+    /// leave once its commit cannot be lost (a feed batch's upload) may go.
+    fn durable(&self) {}
 }
 
 /// An open job directory.
@@ -343,6 +347,11 @@ impl Job {
             Ok(()) => {
                 self.stats.inc("jobdir/commits");
                 self.since_sync.set(true);
+                if always {
+                    for o in &outputs {
+                        o.durable();
+                    }
+                }
             }
             Err(e) => self.fail(e.to_string()),
         }
@@ -374,6 +383,9 @@ impl Job {
         }
         self.since_sync.set(false);
         self.stats.inc("jobdir/syncs");
+        for o in &outputs {
+            o.durable();
+        }
     }
 
     /// Starts the group-commit timer (interval policy) on `clock`.

@@ -121,6 +121,7 @@ impl HttpHandler {
             url,
             headers: request.headers().clone(),
             body: request.body().to_vec(),
+            body_file: None,
             timeout: meta.get_f64(keys::DOWNLOAD_TIMEOUT).unwrap_or(self.timeout),
             maxsize: meta
                 .get_i64(keys::DOWNLOAD_MAXSIZE)

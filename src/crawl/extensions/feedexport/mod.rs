@@ -12,9 +12,11 @@
 //! until that response is DONE and is then written with the others of its response;
 //! the feed's length is committed with the `DONE`, and a resume cuts the file back to
 //! the committed length and continues (a JSON array loses its closing bracket and
-//! gets it back at the end), so every item appears exactly once. A job's feeds are
-//! files whose name does not change from run to run (no time placeholders, no
-//! batches).
+//! gets it back at the end), so every item appears exactly once. With batches, the
+//! item count names the open batch; a finished batch is stored once the commit that
+//! closed it is durable. A job's feeds are files, `s3://` or `ftp://` whose URIs do not
+//! change from run to run (no time placeholders) and can be cut back (no
+//! postprocessing).
 //!
 //! Before a shared queue acknowledges requests, the feeds hand what they buffer to the
 //! OS ([`OutputBuffer`]; `FEED_FSYNC = "always"`: to the disk), so a worker killed
@@ -71,6 +73,8 @@ struct Feed {
     total: u64,
     /// The first batch's URI (the feed's name in a JOBDIR journal and in logs).
     first_uri: String,
+    /// Finished batches waiting for their commit to be durable (JOBDIR).
+    awaiting: Vec<PendingStore>,
 }
 
 /// What the signal handlers share.
@@ -190,26 +194,68 @@ impl Shared {
         };
         let old = feed.borrow_mut().slot.replace(new);
         if let Some(mut old) = old {
-            self.close_slot(&mut old, options.store_empty, &options.format);
+            // In a JOBDIR job the batch is stored once the commit that closed it is
+            // durable: a kill before then resumes this batch from the journal.
+            let in_job = self.ctx.upgrade().is_some_and(|c| c.job().is_some());
+            if let Some(p) = self.close_slot(&mut old, options.store_empty, &options.format, in_job)
+            {
+                feed.borrow_mut().awaiting.push(p);
+            }
         }
     }
 
     /// Closes a batch and stores it (Scrapy's `_close_slot`): logged, counted by
-    /// storage kind, then `feed_slot_closed`.
-    fn close_slot(&self, slot: &mut FeedSlot, store_empty: bool, format: &str) {
-        let what = format!(
-            "{format} feed ({} items) in: {}",
-            slot.itemcount,
-            uri::redact(&slot.uri)
-        );
-        let kind = slot.storage_kind();
-        let stored = match slot.close(store_empty) {
-            Ok(None) => return,
-            Ok(Some(d)) => d,
-            Err(e) => crate::defer::fail(Failure::msg(e.to_string())),
+    /// storage kind, then `feed_slot_closed`. With `later`, the finished batch is
+    /// handed back instead of stored (a JOBDIR job stores it once durable).
+    fn close_slot(
+        &self,
+        slot: &mut FeedSlot,
+        store_empty: bool,
+        format: &str,
+        later: bool,
+    ) -> Option<PendingStore> {
+        let pending = PendingStore {
+            what: format!(
+                "{format} feed ({} items) in: {}",
+                slot.itemcount,
+                uri::redact(&slot.uri)
+            ),
+            kind: slot.storage_kind(),
+            uri: slot.uri.clone(),
+            items: slot.itemcount,
+            batch: None,
+        };
+        let batch = match slot.finish_batch(store_empty) {
+            Ok(None) => return None,
+            Ok(Some(b)) => Ok(b),
+            Err(e) => Err(Failure::msg(e.to_string())),
+        };
+        let pending = PendingStore {
+            batch: Some(batch),
+            ..pending
+        };
+        if later {
+            return Some(pending);
+        }
+        self.store(pending);
+        None
+    }
+
+    /// Stores a finished batch: logged and counted when stored, `feed_slot_closed`.
+    fn store(&self, pending: PendingStore) {
+        let PendingStore {
+            what,
+            kind,
+            uri,
+            items,
+            batch,
+        } = pending;
+        let stored = match batch {
+            Some(Ok(b)) => b.store(),
+            Some(Err(f)) => crate::defer::fail(f),
+            None => return,
         };
         let ctx = self.ctx.clone();
-        let (uri, items) = (slot.uri.clone(), slot.itemcount);
         stored.add_both(move |r| {
             let Some(c) = ctx.upgrade() else {
                 return Ok(());
@@ -239,6 +285,15 @@ impl Shared {
             c.wait_before_close(stored);
         }
     }
+}
+
+/// A finished batch to store, with what its log lines and stats say.
+struct PendingStore {
+    what: String,
+    kind: String,
+    uri: String,
+    items: u64,
+    batch: Option<Result<slot::ClosedBatch, Failure>>,
 }
 
 /// One feed as an output of the crawl: a part of a JOBDIR job, and a buffer a shared
@@ -288,6 +343,13 @@ impl JobOutput for FeedOutput {
             None => Ok(()),
         }
     }
+
+    fn durable(&self) {
+        let awaiting = std::mem::take(&mut self.feed.borrow_mut().awaiting);
+        for p in awaiting {
+            self.shared.store(p);
+        }
+    }
 }
 
 /// The feed exporter extension.
@@ -328,14 +390,16 @@ fn fsync_setting(value: Option<&Value>) -> Result<bool, Failure> {
 /// A feed a JOBDIR job cannot resume exactly once, and why.
 fn job_refusal(options: &FeedOptions) -> Option<&'static str> {
     let t = &options.uri_template;
-    if options.batch_item_count > 0 {
-        Some("batch_item_count: a job's feed is one file")
-    } else if t.contains("%(time)") || t.contains("%(batch_time)") {
-        Some("%(time)s / %(batch_time)s: a resumed job continues the file of the first run")
+    if t.contains("%(time)") || t.contains("%(batch_time)") {
+        Some("%(time)s / %(batch_time)s: a resumed job continues the batch of the first run")
     } else if !options.postprocessing.is_empty() {
         Some("postprocessing: a compressed stream cannot be cut back to a committed length")
-    } else if !options.scheme.is_empty() && options.scheme != "file" {
-        Some("a resume cuts the feed back to its committed length, which only a file allows")
+    } else if options.scheme == "ftp" && options.overwrite == Some(false) {
+        Some("overwrite false on FTP appends (APPE): a batch sent again would be doubled")
+    } else if !matches!(options.scheme.as_str(), "" | "file" | "s3" | "ftp") {
+        Some(
+            "a resume cuts the open batch back to its committed length: a file, or a local batch of s3:// or ftp://",
+        )
     } else {
         None
     }
@@ -398,6 +462,7 @@ impl FeedExporter {
                 held: HashMap::new(),
                 total: 0,
                 first_uri,
+                awaiting: Vec::new(),
             })));
         }
         let outputs: Vec<Rc<FeedOutput>> = feeds
@@ -430,7 +495,9 @@ impl FeedExporter {
         let m = self.clone();
         let c = Rc::downgrade(ctx);
         ctx.signals.connect(Signal::SpiderOpened, move |_| {
-            if let Some(c) = c.upgrade() {
+            if let Some(c) = c.upgrade()
+                && c.job().is_none()
+            {
                 // What earlier runs could not upload goes first.
                 for d in remote::upload_pending(&c, &*m.storage_for) {
                     c.wait_before_close(d);
@@ -444,14 +511,24 @@ impl FeedExporter {
                 f.first_uri = slot.uri.clone();
                 if let Some(job) = &job {
                     // A job's feed is opened now, so that every commit records its length.
+                    // The journal holds the open batch's length and the feed's item
+                    // count; batches roll over at once, so the count names the batch.
                     let opened = match job.feed_position(&f.first_uri) {
                         Some((len, items)) => {
+                            let count = options.batch_item_count;
+                            let (batch, in_batch) = match items.checked_div(count) {
+                                Some(full) => (full + 1, items % count),
+                                None => (1, items),
+                            };
+                            if batch > 1 {
+                                slot = m.shared.new_batch(&options, batch).map_err(Failure::msg)?;
+                            }
                             log::info!(
-                                "Resuming feed {} at {len} bytes ({items} items)",
-                                f.first_uri
+                                "Resuming feed {} at {len} bytes of batch {batch} ({items} items)",
+                                uri::redact(&slot.uri)
                             );
                             f.total = items;
-                            slot.resume(len, items)
+                            slot.resume(len, in_batch)
                         }
                         None => slot.start_exporting(),
                     };
@@ -462,6 +539,17 @@ impl FeedExporter {
                     job.register_output(Rc::downgrade(&output));
                 }
                 f.slot = Some(slot);
+            }
+            if let (Some(job), Some(c)) = (&job, c.upgrade()) {
+                // Closed batches a killed run had not uploaded yet go up now.
+                let open: Vec<String> = m
+                    .feeds
+                    .iter()
+                    .filter_map(|f| f.borrow().slot.as_ref().map(|s| s.uri.clone()))
+                    .collect();
+                for d in remote::upload_job_batches(&c, job.dir(), &open, &*m.storage_for) {
+                    c.wait_before_close(d);
+                }
             }
             Ok(())
         });
@@ -500,8 +588,12 @@ impl FeedExporter {
                     let store_empty = f.options.store_empty;
                     f.slot.take().map(|s| (s, store_empty, format))
                 };
+                let awaiting = std::mem::take(&mut feed.borrow_mut().awaiting);
+                for p in awaiting {
+                    m.shared.store(p);
+                }
                 if let Some((mut slot, store_empty, format)) = closing {
-                    m.shared.close_slot(&mut slot, store_empty, &format);
+                    m.shared.close_slot(&mut slot, store_empty, &format, false);
                 }
             }
             if let Some(c) = c.upgrade() {

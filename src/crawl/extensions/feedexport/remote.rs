@@ -114,6 +114,8 @@ pub struct PendingDir {
     dir: PathBuf,
     _lock: File,
     next: Cell<u64>,
+    /// A JOBDIR's: files named by the SHA-1 of their URI.
+    by_uri: bool,
 }
 
 impl std::fmt::Debug for PendingDir {
@@ -132,6 +134,21 @@ impl PendingDir {
     /// `FEED_TEMPDIR` is not a directory, or the directory cannot be made or locked.
     pub fn of(ctx: &CrawlContext) -> io::Result<Rc<Self>> {
         ctx.resource(|| {
+            if let Some(job) = ctx.job() {
+                // A job keeps its batches with it, named by URI (a resume reopens the
+                // open batch's file); the job's own lock guards them.
+                let dir = job_batches_dir(job.dir());
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| Failure::msg(format!("{}: {e}", dir.display())))?;
+                let lock = File::open(&dir)
+                    .map_err(|e| Failure::msg(format!("{}: {e}", dir.display())))?;
+                return Ok(Rc::new(Self {
+                    dir,
+                    _lock: lock,
+                    next: Cell::new(0),
+                    by_uri: true,
+                }));
+            }
             let root = pending_root(&ctx.settings, ctx.spider_name()).map_err(Failure::msg)?;
             let micros = (ctx.clock().wall_seconds() * 1e6) as u64;
             let dir = root.join(format!("{}-{micros}", std::process::id()));
@@ -144,6 +161,7 @@ impl PendingDir {
                 dir,
                 _lock: lock,
                 next: Cell::new(1),
+                by_uri: false,
             }))
         })
         .map_err(|f| io::Error::other(f.to_string()))
@@ -157,8 +175,14 @@ impl PendingDir {
     /// A new batch file for `uri`: its note is written first, so a file is never
     /// without its destination.
     fn new_entry(&self, uri: &str, kind: &str) -> io::Result<PathBuf> {
-        let n = self.next.get();
-        self.next.set(n + 1);
+        let n = if self.by_uri {
+            use sha1::Digest as _;
+            crate::util::to_hex(&sha1::Sha1::digest(uri.as_bytes()))
+        } else {
+            let n = self.next.get();
+            self.next.set(n + 1);
+            n.to_string()
+        };
         let note = json!({"uri": uri, "storage": kind}).to_string();
         let tmp = self.dir.join(format!("{n}.json.tmp"));
         std::fs::write(&tmp, note)?;
@@ -169,8 +193,15 @@ impl PendingDir {
 
 impl Drop for PendingDir {
     fn drop(&mut self) {
-        remove_if_done(&self.dir);
+        if !self.by_uri {
+            remove_if_done(&self.dir);
+        }
     }
+}
+
+/// Where a JOBDIR job keeps the local batches of its remote feeds.
+pub fn job_batches_dir(jobdir: &Path) -> PathBuf {
+    jobdir.join("feeds")
 }
 
 /// Removes a batch directory that holds nothing but its lock.
@@ -324,6 +355,32 @@ impl FeedStorage for RemoteFeedStorage {
     fn upload_pending(&self, path: &Path) -> Option<Deferred<()>> {
         Some(self.upload(path.to_path_buf()))
     }
+
+    fn reopen_at(&self, len: u64) -> io::Result<Option<Box<dyn FeedFile>>> {
+        let ctx = self
+            .ctx
+            .upgrade()
+            .ok_or_else(|| io::Error::other("the crawl is gone"))?;
+        let dir = PendingDir::of(&ctx)?;
+        let path = dir.new_entry(&self.uri, self.uploader.kind())?;
+        let mut file = File::options()
+            .create(true)
+            .read(true)
+            .write(true)
+            .truncate(false)
+            .open(&path)?;
+        let have = file.metadata()?.len();
+        if have < len {
+            return Err(io::Error::other(format!(
+                "the local batch {} holds {have} bytes, the job committed {len}",
+                path.display()
+            )));
+        }
+        file.set_len(len)?;
+        std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0))?;
+        *self.local.borrow_mut() = Some(path);
+        Ok(Some(Box::new(BufWriter::with_capacity(64 * 1024, file))))
+    }
 }
 
 /// Uploads what earlier runs of this spider left behind (directories no live run
@@ -352,7 +409,7 @@ pub fn upload_pending(
         if lock.try_lock().is_err() {
             continue; // a live run's
         }
-        let mine = upload_dir(ctx, &dir, storage_for);
+        let mine = upload_dir(ctx, &dir, storage_for, &[]);
         if mine.is_empty() {
             drop(lock);
             remove_if_done(&dir);
@@ -376,11 +433,29 @@ pub fn upload_pending(
     all
 }
 
-/// The uploads of one left-behind directory.
+/// In a resumed JOBDIR job: uploads the closed batches a killed run left in the job
+/// (their commit was durable, their upload had not finished), all but the open
+/// batches `open` names, which the resume continues.
+pub fn upload_job_batches(
+    ctx: &Rc<CrawlContext>,
+    jobdir: &Path,
+    open: &[String],
+    storage_for: &dyn Fn(&str) -> Option<StorageFactory>,
+) -> Vec<Deferred<()>> {
+    let dir = job_batches_dir(jobdir);
+    if !dir.is_dir() {
+        return Vec::new();
+    }
+    upload_dir(ctx, &dir, storage_for, open)
+}
+
+/// The uploads of one left-behind directory, but for the batches of the URIs in
+/// `skip`.
 fn upload_dir(
     ctx: &Rc<CrawlContext>,
     dir: &Path,
     storage_for: &dyn Fn(&str) -> Option<StorageFactory>,
+    skip: &[String],
 ) -> Vec<Deferred<()>> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -399,6 +474,9 @@ fn upload_dir(
             .ok()
             .and_then(|t| serde_json::from_str::<Value>(&t).ok())
             .and_then(|v| v.get("uri").and_then(Value::as_str).map(str::to_owned));
+        if uri.as_ref().is_some_and(|u| skip.contains(u)) {
+            continue;
+        }
         let Some(uri) = uri else {
             log::error!(
                 "A batch left by an earlier run has an unreadable note: {}",

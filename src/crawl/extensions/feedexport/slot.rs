@@ -180,13 +180,14 @@ impl FeedSlot {
 
     /// Closes the batch as Scrapy's `_close_slot` does: a batch with items is
     /// finished, an empty first batch is written whole when `store_empty`, any other
-    /// empty batch is dropped (`Ok(None)`: nothing stored). Otherwise the file goes to
-    /// the storage; the Deferred fires when it is stored.
+    /// empty batch is dropped (`Ok(None)`: nothing to store). Otherwise the finished
+    /// batch is handed back, to be stored now or — in a JOBDIR job — once the commit
+    /// that closed it is durable.
     ///
     /// # Errors
     ///
     /// The last bytes could not be written.
-    pub fn close(&mut self, store_empty: bool) -> std::io::Result<Option<Deferred<()>>> {
+    pub fn finish_batch(&mut self, store_empty: bool) -> std::io::Result<Option<ClosedBatch>> {
         if self.itemcount == 0 && !(store_empty && self.batch_id == 1) {
             return Ok(None);
         }
@@ -195,10 +196,10 @@ impl FeedSlot {
         if let Some(file) = self.file.as_mut() {
             file.finish()?;
         }
-        match self.file.take() {
-            Some(file) => Ok(Some(self.storage.store(file))),
-            None => Ok(None),
-        }
+        Ok(self.file.take().map(|file| ClosedBatch {
+            storage: self.storage.clone(),
+            file,
+        }))
     }
 
     fn finish(&mut self) -> std::io::Result<()> {
@@ -223,5 +224,18 @@ impl FeedSlot {
             Some(mut file) => file.finish(),
             None => Ok(()),
         }
+    }
+}
+
+/// A finished batch waiting to be stored.
+pub struct ClosedBatch {
+    storage: Rc<dyn FeedStorage>,
+    file: Box<dyn FeedFile>,
+}
+
+impl ClosedBatch {
+    /// Stores it; the Deferred fires when the storage has it.
+    pub fn store(self) -> Deferred<()> {
+        self.storage.store(self.file)
     }
 }
