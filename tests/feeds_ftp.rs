@@ -324,3 +324,74 @@ fn a_large_file_is_streamed_whole() {
         data.len()
     );
 }
+
+/// `FILES_STORE = ftp://user:pass@host/dir`: the files pipeline stores through the same
+/// FTP client (Scrapy's `FTPFilesStore`), and a second run finds the files there
+/// (`MDTM` and the MD5 of a `RETR`: `uptodate`, the same checksum).
+#[test]
+fn the_files_pipeline_stores_over_ftp() {
+    use serde_json::json;
+    use trawl::crawl::Output;
+    use util::live::{LiveSpider, crawl as run_spider, get};
+
+    let root = TempDir::new("files-ftp-root").expect("temp dir");
+    let ftp = FtpServer::start(root.path(), 0);
+    let srv = fixture(5);
+    let base = srv.url("");
+    let base = base.trim_end_matches('/').to_owned();
+    let tmp = TempDir::new("files-ftp").expect("temp dir");
+    let run = |out: &Path| {
+        let b = base.clone();
+        let spider =
+            LiveSpider::new(vec![get(&format!("{base}/media/index.html"))]).follow(move |_| {
+                let mut item = trawl::crawl::Item::default();
+                let urls = ["report.pdf", "data.csv", "missing.pdf"]
+                    .iter()
+                    .map(|n| Value::from(format!("{b}/media/files/{n}")))
+                    .collect();
+                item.0.insert("file_urls".into(), Value::Array(urls));
+                vec![Output::Item(item)]
+            });
+        run_spider(
+            spider,
+            &[
+                ("ITEM_PIPELINES", json!({"trawl.FilesPipeline": 1})),
+                // Scrapy's FTPFilesStore does not decode a password in the URI: the
+                // settings carry this one (it has a `#`).
+                (
+                    "FILES_STORE",
+                    json!(format!("ftp://127.0.0.1:{}/media", ftp.port)),
+                ),
+                ("FTP_USER", json!(USER)),
+                ("FTP_PASSWORD", json!(PASSWORD)),
+                (
+                    "FEEDS",
+                    json!({out.display().to_string(): {"format": "jsonlines"}}),
+                ),
+                ("ROBOTSTXT_OBEY", json!(false)),
+            ],
+        );
+        let line = std::fs::read_to_string(out).expect("items");
+        let item: Value = serde_json::from_str(line.trim()).expect("one item");
+        item["files"].as_array().expect("files").clone()
+    };
+    let first = run(&tmp.join("first.jl"));
+    assert_eq!(first.len(), 2, "{first:?}");
+    for f in &first {
+        assert_eq!(f["status"], "downloaded");
+        let stored = std::fs::read(root.join("media").join(f["path"].as_str().expect("path")))
+            .expect("stored on the server");
+        let name = f["url"]
+            .as_str()
+            .expect("url")
+            .rsplit('/')
+            .next()
+            .expect("name");
+        assert_eq!(Some(stored), trawl::testing::media::file_body(name));
+    }
+    let second = run(&tmp.join("second.jl"));
+    for (a, b) in first.iter().zip(&second) {
+        assert_eq!(b["status"], "uptodate", "{b}");
+        assert_eq!(a["checksum"], b["checksum"]);
+    }
+}

@@ -4,7 +4,9 @@
 //! passive (`PASV`, connecting to the control connection's peer address as `ftplib`
 //! does by default) or active (`PORT`, listening on the control connection's local
 //! address) — send `STOR` (or `APPE` when appending), stream the file with a pull
-//! producer (one 64 KiB chunk in memory at a time), wait for the `226` and `QUIT`.
+//! producer (one 64 KiB chunk in memory at a time), wait for the `226` and `QUIT`. A
+//! stat (Scrapy's `FTPFilesStore.stat_file`) asks `MDTM` and reads the file (`RETR`)
+//! into an MD5.
 //! The replies come from the sans-IO [`crate::proto::ftp`] parser.
 
 use std::cell::{Cell, RefCell};
@@ -116,12 +118,31 @@ impl FtpClient {
                 });
             }
         };
+        self.start(target, Some(Box::new(file))).map(|_| ())
+    }
+
+    /// Stores `body` at `target`.
+    pub fn store_bytes(&self, target: FtpTarget, body: Vec<u8>) -> Deferred<()> {
+        self.start(target, Some(Box::new(std::io::Cursor::new(body))))
+            .map(|_| ())
+    }
+
+    /// When the file at `target.path` was modified (`MDTM`) and the MD5 of its bytes
+    /// (`RETR`), as Scrapy's `FTPFilesStore.stat_file`.
+    pub fn stat_file(&self, target: FtpTarget) -> Deferred<Option<FtpStat>> {
+        self.start(target, None)
+    }
+
+    /// Runs one session: a store of `source`, or a stat when `None`.
+    fn start(&self, target: FtpTarget, source: Option<Box<dyn Read>>) -> Deferred<Option<FtpStat>> {
         let result = Deferred::new();
+        let stat = source.is_none();
         let session = Rc::new_cyclic(|me| Session {
             me: me.clone(),
             reactor: self.reactor.clone(),
             target,
-            file: RefCell::new(Some(file)),
+            file: RefCell::new(source),
+            stat: stat.then(|| RefCell::new(StatState::default())),
             parser: RefCell::new(ReplyParser::new()),
             step: Cell::new(Step::Greeting),
             control: RefCell::new(None),
@@ -158,12 +179,51 @@ impl FtpClient {
     }
 }
 
+/// What [`FtpClient::stat_file`] learns of a stored file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FtpStat {
+    /// `MDTM`, as UNIX seconds.
+    pub last_modified: f64,
+    /// The MD5 of the file's bytes, in hex.
+    pub md5: String,
+}
+
+/// A stat in progress.
+#[derive(Default)]
+struct StatState {
+    last_modified: f64,
+    md5: md5::Md5,
+    /// The data connection has closed (everything arrived).
+    data_closed: bool,
+    /// The server's `226` arrived.
+    completed: bool,
+}
+
+/// `MDTM`'s `YYYYMMDDHHMMSS[.sss]` (UTC) as UNIX seconds.
+fn parse_mdtm(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let digits = t.get(..14)?;
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n = |a: usize, b: usize| digits[a..b].parse::<i64>().ok();
+    let days = crate::proto::date::days_from_civil(n(0, 4)?, n(4, 6)?, n(6, 8)?);
+    let secs = days * 86_400 + n(8, 10)? * 3_600 + n(10, 12)? * 60 + n(12, 14)?;
+    let frac = t
+        .get(14..)
+        .filter(|f| f.starts_with('.'))
+        .and_then(|f| format!("0{f}").parse::<f64>().ok())
+        .unwrap_or(0.0);
+    Some(secs as f64 + frac)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Step {
     Greeting,
     User,
     Pass,
     Type,
+    Mdtm,
     Cwd,
     Mkd,
     CwdFinal,
@@ -179,7 +239,9 @@ struct Session {
     me: Weak<Session>,
     reactor: ReactorHandle,
     target: FtpTarget,
-    file: RefCell<Option<File>>,
+    file: RefCell<Option<Box<dyn Read>>>,
+    /// A stat's progress (`None`: a store).
+    stat: Option<RefCell<StatState>>,
     parser: RefCell<ReplyParser>,
     step: Cell<Step>,
     control: RefCell<Option<Rc<dyn Transport>>>,
@@ -195,7 +257,7 @@ struct Session {
     /// The whole file was written to the data connection.
     sent_all: Cell<bool>,
     timer: RefCell<Option<DelayedCall>>,
-    result: Deferred<()>,
+    result: Deferred<Option<FtpStat>>,
     done: Cell<bool>,
 }
 
@@ -272,8 +334,15 @@ impl Session {
             }
         }
         self.file.borrow_mut().take();
+        let stat = self.stat.as_ref().map(|st| {
+            let st = std::mem::take(&mut *st.borrow_mut());
+            FtpStat {
+                last_modified: st.last_modified,
+                md5: crate::util::to_hex(&md5::Digest::finalize(st.md5)),
+            }
+        });
         let _ = match outcome {
-            Ok(()) => self.result.callback(()),
+            Ok(()) => self.result.callback(stat),
             Err(e) => self.result.errback(e),
         };
     }
@@ -319,7 +388,22 @@ impl Session {
                 self.send("PASS", Some(&password));
             }
             Step::User | Step::Pass => self.unexpected("login", &reply),
+            Step::Type if reply.is_completion() && self.stat.is_some() => {
+                self.step.set(Step::Mdtm);
+                let path = self.target.path.clone();
+                self.send("MDTM", Some(&path));
+            }
             Step::Type if reply.is_completion() => self.change_directory(),
+            Step::Mdtm if reply.code == 213 => match parse_mdtm(&reply.text) {
+                Some(t) => {
+                    if let Some(st) = &self.stat {
+                        st.borrow_mut().last_modified = t;
+                    }
+                    self.open_data();
+                }
+                None => self.unexpected("MDTM", &reply),
+            },
+            Step::Mdtm => self.unexpected("MDTM", &reply),
             Step::Type => self.unexpected("TYPE I", &reply),
             Step::Cwd if reply.is_completion() => self.make_next_directory(),
             Step::Cwd if reply.code >= 500 => {
@@ -338,6 +422,9 @@ impl Session {
             }
             Step::Cwd => self.unexpected("CWD", &reply),
             Step::Mkd if reply.is_completion() => self.make_next_directory(),
+            // Another session may have made it meanwhile (two files stored at once):
+            // the final CWD tells whether the directory is there.
+            Step::Mkd if reply.code >= 500 => self.make_next_directory(),
             Step::Mkd => self.unexpected("MKD", &reply),
             Step::CwdFinal if reply.is_completion() => self.open_data(),
             Step::CwdFinal => self.unexpected("CWD", &reply),
@@ -355,16 +442,31 @@ impl Session {
             // ftplib: a 2xx before the 1xx is read past.
             Step::Store if reply.is_completion() => {}
             Step::Store => self.unexpected(self.store_verb(), &reply),
-            Step::Complete if reply.is_completion() && self.sent_all.get() => {
-                self.step.set(Step::Quit);
-                self.send("QUIT", None);
+            Step::Complete if reply.is_completion() && self.stat.is_some() => {
+                let data_closed = self.stat.as_ref().is_some_and(|st| {
+                    let mut st = st.borrow_mut();
+                    st.completed = true;
+                    st.data_closed
+                });
+                if data_closed {
+                    self.quit();
+                }
             }
+            Step::Complete if reply.is_completion() && self.sent_all.get() => self.quit(),
             Step::Complete => self.unexpected(self.store_verb(), &reply),
             Step::Quit => self.finish(Ok(())),
         }
     }
 
+    fn quit(&self) {
+        self.step.set(Step::Quit);
+        self.send("QUIT", None);
+    }
+
     fn store_verb(&self) -> &'static str {
+        if self.stat.is_some() {
+            return "RETR";
+        }
         if self.target.overwrite {
             "STOR"
         } else {
@@ -458,14 +560,19 @@ impl Session {
     }
 
     fn send_store(&self) {
-        let (_, name) = split_path(&self.target.path);
         self.step.set(Step::Store);
+        if self.stat.is_some() {
+            // Scrapy's stat reads the file by its full path, without a CWD.
+            let path = self.target.path.clone();
+            return self.send("RETR", Some(&path));
+        }
+        let (_, name) = split_path(&self.target.path);
         self.send(self.store_verb(), Some(&name));
     }
 
     /// Streams the file once both the data connection and the `1xx` are there.
     fn start_streaming(&self) {
-        if !self.preliminary.get() {
+        if !self.preliminary.get() || self.stat.is_some() {
             return;
         }
         let Some(data) = self.data.borrow().clone() else {
@@ -522,8 +629,27 @@ impl Session {
     }
 
     fn data_lost(&self, reason: &Failure) {
+        if let Some(st) = &self.stat {
+            // A RETR ends when the server closes the data connection.
+            let completed = {
+                let mut st = st.borrow_mut();
+                st.data_closed = true;
+                st.completed
+            };
+            if completed && !self.done.get() {
+                self.quit();
+            }
+            return;
+        }
         if !self.done.get() && !self.sent_all.get() {
             self.fail("data connection", 0, &reason.to_string());
+        }
+    }
+
+    fn data_bytes(&self, data: &[u8]) {
+        if let Some(st) = &self.stat {
+            md5::Digest::update(&mut st.borrow_mut().md5, data);
+            self.touch();
         }
     }
 }
@@ -568,7 +694,11 @@ impl Protocol for Data {
         }
     }
 
-    fn data_received(&self, _data: &[u8]) {}
+    fn data_received(&self, data: &[u8]) {
+        if let Some(s) = self.0.upgrade() {
+            s.data_bytes(data);
+        }
+    }
 
     fn connection_lost(&self, reason: Failure) {
         if let Some(s) = self.0.upgrade() {
@@ -580,6 +710,13 @@ impl Protocol for Data {
 #[cfg(test)]
 mod tests {
     use super::split_path;
+
+    #[test]
+    fn mdtm_times() {
+        assert_eq!(super::parse_mdtm("20261205004300"), Some(1_796_431_380.0));
+        assert_eq!(super::parse_mdtm("19700101000001.5"), Some(1.5));
+        assert_eq!(super::parse_mdtm("2026120500430"), None);
+    }
 
     #[test]
     fn paths_split_as_posixpath() {

@@ -209,6 +209,8 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("FILES_STORE", Value::Null),
         ("FILES_STORE_S3_ACL", json!("private")),
         ("FILES_URLS_FIELD", json!("file_urls")),
+        ("FTP_PASSWORD", json!("guest")),
+        ("FTP_USER", json!("anonymous")),
         ("HTTPCACHE_ALWAYS_STORE", json!(false)),
         ("HTTPCACHE_DIR", json!("httpcache")),
         ("HTTPCACHE_ENABLED", json!(false)),

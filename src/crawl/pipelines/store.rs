@@ -1,16 +1,19 @@
 //! Where the media pipelines keep files (`FILES_STORE`): a directory (a path or a
-//! `file://` URI, Scrapy's `FSFilesStore`) or an S3 prefix (`s3://bucket/prefix/`,
-//! Scrapy's `S3FilesStore`, on the S3 client the feeds use). `stat_file` tells the
+//! `file://` URI, Scrapy's `FSFilesStore`), an S3 prefix (`s3://bucket/prefix/`,
+//! Scrapy's `S3FilesStore`) or an FTP directory (`ftp://user:pass@host/dir`, Scrapy's
+//! `FTPFilesStore`), on the S3 and FTP clients the feeds use. `stat_file` tells the
 //! pipeline whether a file is already there and when it was stored; `persist_file`
 //! stores one.
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use crate::client::ftp::{FtpClient, FtpTarget};
 use crate::client::s3::S3Client;
 use crate::crawl::context::CrawlContext;
+use crate::crawl::extensions::feedexport::ftp::StorageFtp;
 use crate::crawl::extensions::feedexport::s3::{StorageHttp, s3_config};
-use crate::crawl::extensions::feedexport::uri::uri_scheme;
+use crate::crawl::extensions::feedexport::uri::{redact, split_uri, uri_scheme};
 use crate::defer::{Deferred, Failure};
 
 /// The MD5 of `data`, in hex (a file's `checksum`).
@@ -55,8 +58,9 @@ pub fn store_for(
     match scheme.as_str() {
         "" | "file" => Ok(Rc::new(FsFilesStore::new(uri)?)),
         "s3" => Ok(Rc::new(S3FilesStore::new(ctx, uri, acl_setting)?)),
+        "ftp" => Ok(Rc::new(FtpFilesStore::new(ctx, uri)?)),
         other => Err(format!(
-            "FILES_STORE {uri:?}: unsupported scheme {other:?} (a path, file://, s3://)"
+            "FILES_STORE {uri:?}: unsupported scheme {other:?} (a path, file://, s3://, ftp://)"
         )),
     }
 }
@@ -183,5 +187,83 @@ impl FilesStore for S3FilesStore {
     fn persist_file(&self, path: &str, body: Vec<u8>) -> Deferred<()> {
         let key = format!("{}{path}", self.prefix);
         self.client.put_object(&self.bucket, &key, body)
+    }
+}
+
+/// Scrapy's `FTPFilesStore`: files under the URI's directory, the user and password
+/// from the URI or `FTP_USER` / `FTP_PASSWORD`, active mode with
+/// `FEED_STORAGE_FTP_ACTIVE`. A stat asks `MDTM` and reads the file for its MD5.
+#[derive(Debug)]
+pub struct FtpFilesStore {
+    client: FtpClient,
+    target: FtpTarget,
+    basedir: String,
+}
+
+impl FtpFilesStore {
+    /// The store of an `ftp://` URI.
+    ///
+    /// # Errors
+    ///
+    /// The URI has no host, or a setting is malformed.
+    pub fn new(ctx: &Rc<CrawlContext>, uri: &str) -> Result<Self, String> {
+        let parts = split_uri(uri)?;
+        let host = parts
+            .hostname
+            .clone()
+            .ok_or_else(|| format!("FILES_STORE {}: no host", redact(uri)))?;
+        let s = &ctx.settings;
+        let setting = |name: &str| -> Result<String, String> {
+            Ok(s.get_str(name)
+                .map_err(|e| e.to_string())?
+                .unwrap_or_default())
+        };
+        let username = match parts.username.filter(|u| !u.is_empty()) {
+            Some(u) => u.to_owned(),
+            None => setting("FTP_USER")?,
+        };
+        let password = match parts.password.filter(|p| !p.is_empty()) {
+            Some(p) => p.to_owned(),
+            None => setting("FTP_PASSWORD")?,
+        };
+        Ok(Self {
+            client: StorageFtp::of(ctx)?,
+            target: FtpTarget {
+                host,
+                port: parts.port.unwrap_or(21),
+                username,
+                password,
+                path: String::new(),
+                active: s
+                    .get_bool("FEED_STORAGE_FTP_ACTIVE")
+                    .map_err(|e| e.to_string())?,
+                overwrite: true,
+                timeout: 60.0,
+            },
+            basedir: parts.path.trim_end_matches('/').to_owned(),
+        })
+    }
+
+    fn at(&self, path: &str) -> FtpTarget {
+        FtpTarget {
+            path: format!("{}/{path}", self.basedir),
+            ..self.target.clone()
+        }
+    }
+}
+
+impl FilesStore for FtpFilesStore {
+    fn stat_file(&self, path: &str) -> Deferred<Option<StatInfo>> {
+        // Any failure (no such file above all) means "download it", as Scrapy's.
+        self.client.stat_file(self.at(path)).then(|r| {
+            Ok::<_, Failure>(r.ok().flatten().map(|st| StatInfo {
+                last_modified: st.last_modified,
+                checksum: Some(st.md5),
+            }))
+        })
+    }
+
+    fn persist_file(&self, path: &str, body: Vec<u8>) -> Deferred<()> {
+        self.client.store_bytes(self.at(path), body)
     }
 }
