@@ -164,5 +164,26 @@ fn files_stores_each_file_once_then_finds_them_uptodate() {
     let again = run(&["--by-name", &url, "named"]);
     assert!(again.contains("(0 downloaded, 6 uptodate)"), "{again}");
     assert!(dir.join("named/by-name/report/report.pdf").is_file());
+    // ImagesPipeline: 6 images fetched (the bomb and the corrupt one fail after it),
+    // 3 stored as JPEGs with two thumbnails each.
+    let images = run(&["--images", &srv.url("/media/images.html"), "pictures"]);
+    assert!(images.contains("3 products written"), "{images}");
+    assert!(images.contains("(6 downloaded, 0 uptodate)"), "{images}");
+    assert_eq!(util_files(&dir.join("pictures")), 9);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn util_files(dir: &std::path::Path) -> usize {
+    let mut n = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.path().is_dir() {
+                stack.push(e.path());
+            } else {
+                n += 1;
+            }
+        }
+    }
+    n
 }

@@ -10,13 +10,12 @@ mod util;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::{Value, json};
-use trawl::crawl::Output;
 use trawl::crawl::pipelines::files::default_file_path;
 use trawl::testing::{FixtureOptions, FixtureServer, TempDir};
-use util::live::{LiveSpider, crawl, get};
+use util::live::get;
+use util::media::{Kind, scrapy_run, trawl_run};
 
 fn data(name: &str) -> Value {
     let path = format!("{}/tests/data/media/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -53,99 +52,6 @@ fn stored(root: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-/// Items by name, from JSON lines.
-fn items_by_name(lines: &str) -> BTreeMap<String, Value> {
-    lines
-        .lines()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).expect("a JSON line");
-            (v["name"].as_str().expect("name").to_owned(), v)
-        })
-        .collect()
-}
-
-fn scrapy_run(
-    base: &str,
-    store: &Path,
-    out: &Path,
-    extra: &Value,
-) -> (BTreeMap<String, Value>, Value) {
-    let stats = out.with_extension("stats.json");
-    let status = Command::new(util::python("scrapy"))
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/media/scrapy_files.py"
-        ))
-        .args([
-            base,
-            &store.display().to_string(),
-            &out.display().to_string(),
-        ])
-        .arg(&stats)
-        .arg(extra.to_string())
-        .output()
-        .expect("python runs");
-    assert!(
-        status.status.success(),
-        "scrapy: {}",
-        String::from_utf8_lossy(&status.stderr)
-    );
-    let items = items_by_name(&std::fs::read_to_string(out).expect("scrapy's items"));
-    let stats: Value =
-        serde_json::from_str(&std::fs::read_to_string(&stats).expect("stats")).expect("JSON");
-    (items, stats)
-}
-
-fn trawl_run(
-    base: &str,
-    store: &Path,
-    out: &Path,
-    extra: &Value,
-) -> (BTreeMap<String, Value>, Value) {
-    let spider = LiveSpider::new(vec![get(&format!("{base}/media/index.html"))]).follow(|r| {
-        r.css("div.item")
-            .into_iter()
-            .map(|div| {
-                let urls: Vec<Value> = div
-                    .css("a.file::attr(href)")
-                    .getall()
-                    .iter()
-                    .map(|h| Value::from(r.urljoin_str(h).expect("href")))
-                    .collect();
-                let mut item = trawl::crawl::Item::default();
-                item.0
-                    .insert("name".into(), div.css("h2::text").get().into());
-                item.0.insert("file_urls".into(), Value::Array(urls));
-                Output::Item(item)
-            })
-            .collect()
-    });
-    let mut settings = vec![
-        (
-            "ITEM_PIPELINES",
-            json!({"scrapy.pipelines.files.FilesPipeline": 1}),
-        ),
-        ("FILES_STORE", json!(store.display().to_string())),
-        (
-            "FEEDS",
-            json!({out.display().to_string(): {"format": "jsonlines", "overwrite": true}}),
-        ),
-        ("ROBOTSTXT_OBEY", json!(false)),
-    ];
-    for (k, v) in extra.as_object().into_iter().flatten() {
-        settings.push((k.as_str(), v.clone()));
-    }
-    let (crawler, _) = crawl(spider, &settings);
-    let stats: serde_json::Map<String, Value> = crawler
-        .stats
-        .get_stats()
-        .into_iter()
-        .filter(|(k, _)| k.starts_with("file"))
-        .collect();
-    let items = items_by_name(&std::fs::read_to_string(out).expect("trawl's items"));
-    (items, Value::Object(stats))
-}
-
 fn fixture() -> FixtureServer {
     FixtureServer::start(FixtureOptions {
         pages: 5,
@@ -162,12 +68,14 @@ fn compare(srv: &FixtureServer, dir: &Path, extra: &Value, rounds: &[&str]) {
     let (scrapy_store, trawl_store) = (dir.join("scrapy"), dir.join("trawl"));
     for round in rounds {
         let (s_items, s_stats) = scrapy_run(
+            Kind::Files,
             base,
             &scrapy_store,
             &dir.join(format!("s-{round}.jl")),
             extra,
         );
         let (t_items, t_stats) = trawl_run(
+            Kind::Files,
             base,
             &trawl_store,
             &dir.join(format!("t-{round}.jl")),
@@ -198,6 +106,7 @@ fn files_are_downloaded_named_and_described_as_scrapy_does() {
     // The second run found every file stored and downloaded none.
     let base = srv.url("");
     let (items, _) = trawl_run(
+        Kind::Files,
         base.trim_end_matches('/'),
         &dir.join("trawl"),
         &dir.join("t-third.jl"),

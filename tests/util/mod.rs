@@ -3,6 +3,7 @@
 
 pub mod crawl;
 pub mod live;
+pub mod media;
 pub mod net;
 
 use std::cell::RefCell;

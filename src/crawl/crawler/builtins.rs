@@ -52,6 +52,9 @@ impl Registry {
         r.register_pipeline("trawl.FilesPipeline", |c| {
             Ok(FilesPipeline::from_context(c)? as Rc<dyn ItemPipeline>)
         });
+        r.register_pipeline("trawl.ImagesPipeline", |c| {
+            Ok(FilesPipeline::images(c)? as Rc<dyn ItemPipeline>)
+        });
         r
     }
 }

@@ -15,9 +15,11 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::{Rc, Weak};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::images::{ImageJob, ImagePool};
 use super::mimetypes::{guess_extension, guess_type, in_types_map, path_suffix, urlparse_path};
 pub use super::store::md5_hex;
 use super::store::{FilesStore, StatInfo, store_for};
@@ -50,6 +52,17 @@ pub trait FilesHooks {
         default_file_path(request.url_str())
     }
 
+    /// Where a thumbnail of an image is stored (`ImagesPipeline.thumb_path`).
+    fn thumb_path(
+        &self,
+        request: &Request,
+        thumb_id: &str,
+        _response: Option<&Response>,
+        _item: &Item,
+    ) -> String {
+        format!("thumbs/{thumb_id}/{}.jpg", sha1_hex(request.url_str()))
+    }
+
     /// Puts the results into the item (`item_completed`): by default the successful
     /// ones, in request order, in `result_field`.
     ///
@@ -73,6 +86,22 @@ pub trait FilesHooks {
 pub struct DefaultFilesHooks;
 
 impl FilesHooks for DefaultFilesHooks {}
+
+/// The hooks of a plain `ImagesPipeline`: every image is stored as
+/// `full/<SHA-1 of the URL>.jpg`.
+#[derive(Debug, Default)]
+pub struct DefaultImagesHooks;
+
+impl FilesHooks for DefaultImagesHooks {
+    fn file_path(&self, request: &Request, _response: Option<&Response>, _item: &Item) -> String {
+        format!("full/{}.jpg", sha1_hex(request.url_str()))
+    }
+}
+
+fn sha1_hex(text: &str) -> String {
+    use sha1::Digest as _;
+    crate::util::to_hex(&sha1::Sha1::digest(text.as_bytes()))
+}
 
 /// Scrapy's `get_media_requests`.
 ///
@@ -116,8 +145,7 @@ fn python_type(v: &Value) -> &'static str {
 /// URL's path, else from the raw URL, else guessed from the MIME type Python's
 /// `mimetypes` gives the URL.
 pub fn default_file_path(url: &str) -> String {
-    use sha1::Digest as _;
-    let guid = crate::util::to_hex(&sha1::Sha1::digest(url.as_bytes()));
+    let guid = sha1_hex(url);
     let mut ext = path_suffix(urlparse_path(url)).to_owned();
     if !in_types_map(&ext) {
         ext = path_suffix(url).to_owned();
@@ -163,6 +191,8 @@ pub struct FilesPipeline {
     urls_field: String,
     result_field: String,
     allow_redirects: bool,
+    /// `ImagesPipeline`: the image threads and what to make of each image.
+    images: Option<(Rc<ImagePool>, Arc<ImageJob>)>,
     state: RefCell<MediaState>,
 }
 
@@ -195,24 +225,94 @@ impl FilesPipeline {
         ctx: &Rc<CrawlContext>,
         hooks: Rc<dyn FilesHooks>,
     ) -> Result<Rc<Self>, Failure> {
+        Self::build(ctx, hooks, false)
+    }
+
+    /// Scrapy's `ImagesPipeline` (`IMAGES_STORE`, `image_urls` → `images`,
+    /// `IMAGES_THUMBS`, `IMAGES_MIN_WIDTH` / `IMAGES_MIN_HEIGHT`).
+    ///
+    /// # Errors
+    ///
+    /// No `IMAGES_STORE` ([`NotConfigured`]), no reactor, or a malformed setting.
+    pub fn images(ctx: &Rc<CrawlContext>) -> Result<Rc<Self>, Failure> {
+        Self::build(ctx, Rc::new(DefaultImagesHooks), true)
+    }
+
+    /// `ImagesPipeline` with a project's hooks.
+    ///
+    /// # Errors
+    ///
+    /// As [`images`](Self::images).
+    pub fn images_with_hooks(
+        ctx: &Rc<CrawlContext>,
+        hooks: Rc<dyn FilesHooks>,
+    ) -> Result<Rc<Self>, Failure> {
+        Self::build(ctx, hooks, true)
+    }
+
+    fn build(
+        ctx: &Rc<CrawlContext>,
+        hooks: Rc<dyn FilesHooks>,
+        images: bool,
+    ) -> Result<Rc<Self>, Failure> {
         let s = &ctx.settings;
-        let uri = s.get_str("FILES_STORE")?.unwrap_or_default();
+        let (prefix, class, urls, results) = if images {
+            ("IMAGES", "ImagesPipeline", "image_urls", "images")
+        } else {
+            ("FILES", "FilesPipeline", "file_urls", "files")
+        };
+        let uri = s.get_str(&format!("{prefix}_STORE"))?.unwrap_or_default();
         if uri.is_empty() {
-            return Err(Failure::new(NotConfigured(
-                "FILES_STORE setting must be set to a valid path (not empty) to enable \
-                 FilesPipeline."
-                    .into(),
-            )));
+            return Err(Failure::new(NotConfigured(format!(
+                "{prefix}_STORE setting must be set to a valid path (not empty) to enable \
+                 {class}."
+            ))));
         }
-        let store = store_for(ctx, &uri, "FILES_STORE_S3_ACL").map_err(Failure::msg)?;
+        let store =
+            store_for(ctx, &uri, &format!("{prefix}_STORE_S3_ACL")).map_err(Failure::msg)?;
         let urls_field = s
-            .get_str("FILES_URLS_FIELD")?
-            .unwrap_or_else(|| "file_urls".into());
+            .get_str(&format!("{prefix}_URLS_FIELD"))?
+            .unwrap_or_else(|| urls.into());
         let result_field = s
-            .get_str("FILES_RESULT_FIELD")?
-            .unwrap_or_else(|| "files".into());
-        let expires_days = s.get_float("FILES_EXPIRES")?;
+            .get_str(&format!("{prefix}_RESULT_FIELD"))?
+            .unwrap_or_else(|| results.into());
+        let expires_days = s.get_float(&format!("{prefix}_EXPIRES"))?;
         let allow_redirects = s.get_bool("MEDIA_ALLOW_REDIRECTS")?;
+        let images = if images {
+            let reactor = ctx.require_reactor("ImagesPipeline")?;
+            let size = |name: &str| -> Result<u32, Failure> {
+                let v = s.get_int(name)?;
+                u32::try_from(v)
+                    .map_err(|_| Failure::msg(format!("{name} must be from 0 to 2^32, not {v}")))
+            };
+            let mut thumbs = Vec::new();
+            for (id, size_value) in s.get_dict("IMAGES_THUMBS")? {
+                let pair = size_value.as_array().filter(|a| a.len() == 2);
+                let dims: Option<Vec<u32>> = pair.map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_u64().and_then(|n| u32::try_from(n).ok()))
+                        .collect()
+                });
+                match dims.as_deref() {
+                    Some([w, h]) if *w > 0 && *h > 0 => thumbs.push((id, *w, *h)),
+                    _ => {
+                        return Err(Failure::msg(format!(
+                            "IMAGES_THUMBS[{id:?}] must be a [width, height] pair of \
+                             positive integers, not {size_value}"
+                        )));
+                    }
+                }
+            }
+            let job = ImageJob {
+                min_width: size("IMAGES_MIN_WIDTH")?,
+                min_height: size("IMAGES_MIN_HEIGHT")?,
+                thumbs,
+            };
+            let pool = ctx.resource(|| Ok(Rc::new(ImagePool::new(reactor))))?;
+            Some((pool, Arc::new(job)))
+        } else {
+            None
+        };
         Ok(Rc::new_cyclic(|me| Self {
             me: me.clone(),
             ctx: Rc::downgrade(ctx),
@@ -222,6 +322,7 @@ impl FilesPipeline {
             urls_field,
             result_field,
             allow_redirects,
+            images,
             state: RefCell::new(MediaState::default()),
         }))
     }
@@ -362,6 +463,9 @@ impl FilesPipeline {
         log::debug!("File ({status}): Downloaded file from {request} referred in <{referer}>");
         self.inc_stats(status);
         let path = self.hooks.file_path(request, Some(response), item);
+        if let Some((pool, job)) = &self.images {
+            return self.image_downloaded(pool, job, response, request, item, path, status);
+        }
         let checksum = md5_hex(response.body());
         let info = json!({
             "url": request.url_str(),
@@ -381,6 +485,75 @@ impl FilesPipeline {
                     );
                     Err(Failure::new(FileException(f.to_string())))
                 }
+            })
+    }
+
+    /// `ImagesPipeline.image_downloaded`: the image and its thumbnails, made on the
+    /// image threads, stored one after the other; the checksum is the full image's.
+    #[allow(clippy::too_many_arguments)]
+    fn image_downloaded(
+        &self,
+        pool: &ImagePool,
+        job: &Arc<ImageJob>,
+        response: &Response,
+        request: &Request,
+        item: &Item,
+        path: String,
+        status: &'static str,
+    ) -> Deferred<FileInfo> {
+        let shown = request.to_string();
+        let referer = referer(request);
+        let url = request.url_str().to_owned();
+        let me = self.me.clone();
+        let request = request.clone();
+        let response = response.clone();
+        let item = item.clone();
+        pool.convert(response.body().to_vec(), job.clone())
+            .then(move |r| {
+                let Some(p) = me.upgrade() else {
+                    return crate::defer::Step::Done(Err(Failure::msg("the pipeline is gone")));
+                };
+                let images = match r {
+                    Ok(images) => images,
+                    Err(f) => {
+                        log::error!(
+                            "File (unknown-error): Error processing file from {shown} referred \
+                             in <{referer}>: {f}"
+                        );
+                        return crate::defer::Step::Done(Err(Failure::new(FileException(
+                            f.to_string(),
+                        ))));
+                    }
+                };
+                let checksum = images.first().map(|c| c.md5.clone()).unwrap_or_default();
+                let files: Vec<(String, Vec<u8>)> = images
+                    .into_iter()
+                    .map(|c| {
+                        let at = match &c.thumb {
+                            None => path.clone(),
+                            Some(id) => p.hooks.thumb_path(&request, id, Some(&response), &item),
+                        };
+                        (at, c.jpeg)
+                    })
+                    .collect();
+                let info = json!({
+                    "url": url,
+                    "path": path,
+                    "checksum": checksum,
+                    "status": status,
+                });
+                crate::defer::Step::Wait(persist_all(p.store.clone(), files).then(
+                    move |r| match r {
+                        Ok(()) => Ok(info),
+                        Err(f) => {
+                            log::error!(
+                                "File (unknown-error): Error processing file from {shown} \
+                                 referred in <{referer}>: {f}"
+                            );
+                            Err(Failure::new(FileException(f.to_string())))
+                        }
+                    },
+                ))
             })
     }
 
@@ -415,6 +588,18 @@ impl FilesPipeline {
             };
         }
     }
+}
+
+/// Stores `files` one after the other.
+fn persist_all(store: Rc<dyn FilesStore>, mut files: Vec<(String, Vec<u8>)>) -> Deferred<()> {
+    if files.is_empty() {
+        return crate::defer::succeed(());
+    }
+    let (path, body) = files.remove(0);
+    store.persist_file(&path, body).then(move |r| match r {
+        Ok(()) => crate::defer::Step::Wait(persist_all(store, files)),
+        Err(f) => crate::defer::Step::Done(Err(f)),
+    })
 }
 
 /// The `Referer` a request carries, or `None` (Scrapy's `referer_str`).
