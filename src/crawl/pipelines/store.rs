@@ -143,10 +143,9 @@ impl S3FilesStore {
     ///
     /// The URI has no `/` after the bucket, or there are no credentials.
     pub fn new(ctx: &Rc<CrawlContext>, uri: &str, acl_setting: &str) -> Result<Self, String> {
-        let rest = &uri[5..];
-        let (bucket, prefix) = rest
-            .split_once('/')
-            .ok_or_else(|| format!("FILES_STORE {uri:?}: expected s3://bucket/prefix"))?;
+        let expected = || format!("{}: expected s3://bucket/prefix", redact(uri));
+        let rest = uri.split_once("://").ok_or_else(expected)?.1;
+        let (bucket, prefix) = rest.split_once('/').ok_or_else(expected)?;
         let mut config = s3_config(&ctx.settings, None, None, acl_setting)?;
         if config.acl.is_none() {
             config.acl = Some("private".into());
