@@ -243,3 +243,35 @@ fn robots_parser_survives_random_and_mutated_files() {
         "only {with_groups} inputs disallowed anything"
     );
 }
+
+#[test]
+fn from_curl_survives_mutated_command_lines() {
+    // Every recorded command line as a seed (tests/data/requests/curl.json).
+    let data: serde_json::Value =
+        serde_json::from_str(include_str!("data/requests/curl.json")).expect("curl.json");
+    let seeds: Vec<&str> = data["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .filter_map(|c| c["curl"].as_str())
+        .collect();
+    let mut rng = Rng(0xC0_12);
+    let (mut built, mut refused) = (0, 0);
+    for i in 0..20_000 {
+        let input = if i % 10 == 0 {
+            (0..rng.below(120)).map(|_| rng.next() as u8).collect()
+        } else {
+            let seed = seeds[rng.below(seeds.len())];
+            mutate(&mut rng, seed.as_bytes())
+        };
+        let text = String::from_utf8_lossy(&input);
+        match trawl::crawl::Request::from_curl_with(&text, i % 3 != 0) {
+            Ok(_) => built += 1,
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(
+        built > 2_000 && refused > 2_000,
+        "{built} built, {refused} refused"
+    );
+}

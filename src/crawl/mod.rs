@@ -61,6 +61,8 @@ pub use self::base::item::Item;
 pub use self::base::settings::{Priority, Settings};
 pub use self::context::{CrawlContext, EngineOps};
 pub use self::crawler::{Crawler, Registry};
+pub use self::http::request::curl::{CurlRequest, curl_to_request_kwargs};
+pub use self::http::request::curl_args::CurlError;
 pub use self::http::request::error::KindError;
 pub use self::http::request::form::{FormOptions, FormRequest};
 pub use self::http::request::json_request::JsonRequest;

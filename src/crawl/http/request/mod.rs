@@ -32,6 +32,8 @@ use url::Url;
 
 use crate::proto::Headers;
 
+pub mod curl;
+pub mod curl_args;
 pub mod error;
 pub mod form;
 pub mod json_request;
