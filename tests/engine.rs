@@ -36,8 +36,8 @@ fn a_small_crawl_finishes_with_consistent_stats() {
             let mut out = vec![Output::Item(Item::new().with("url", resp.url().as_str()))];
             if resp.url().path() == "/" {
                 for i in 0..5 {
-                    out.push(Output::Request(resp.follow(&format!("/x{i}")).unwrap()));
-                    out.push(Output::Request(resp.follow(&format!("/x{i}#dup")).unwrap()));
+                    out.push(Output::Request(resp.follow(format!("/x{i}")).unwrap()));
+                    out.push(Output::Request(resp.follow(format!("/x{i}#dup")).unwrap()));
                 }
             }
             Ok(out)

@@ -31,7 +31,7 @@ fn chain_spider(last: usize) -> FnSpider {
             let mut out = vec![Output::Request(resp.follow("/p0").expect("url"))];
             if n < last {
                 out.push(Output::Request(
-                    resp.follow(&format!("/p{}", n + 1)).expect("url"),
+                    resp.follow(format!("/p{}", n + 1)).expect("url"),
                 ));
             }
             Ok(out)

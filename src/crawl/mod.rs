@@ -54,7 +54,7 @@ mod util;
 pub use self::base::{errors, item, logging, settings, signals, slots, stats};
 pub use self::core::{downloader, dupefilter, engine, pipeline, scheduler, scraper, spidermw};
 pub use self::http::request::{keys, record};
-pub use self::http::{fingerprint, request, response, selector};
+pub use self::http::{encoding, fingerprint, request, response, selector};
 pub use self::util::{datetime, pyjson, robots, seen, sitemap};
 
 pub use self::base::item::Item;
@@ -67,7 +67,7 @@ pub use self::http::request::error::KindError;
 pub use self::http::request::form::{FormOptions, FormRequest};
 pub use self::http::request::json_request::JsonRequest;
 pub use self::http::request::{Meta, Method, Request};
-pub use self::http::response::Response;
+pub use self::http::response::{FollowError, Response};
 pub use self::http::selector::Selection;
 pub use self::linkextract::{Link, LinkExtractor};
 pub use self::spiders::{

@@ -2,6 +2,7 @@
 //! record format and Scrapy's request kinds; [`Response`](response::Response);
 //! Scrapy's request fingerprints; parsel's selectors.
 
+pub mod encoding;
 pub mod fingerprint;
 pub mod request;
 pub mod response;

@@ -9,8 +9,9 @@
 //!
 //! Text encoding follows w3lib's `html_to_unicode`: a byte-order mark first, then the
 //! `Content-Type` charset, then a `<meta charset>` / `http-equiv` declaration in the first
-//! 4 KiB, then UTF-8 (invalid bytes replaced). Labels map through the WHATWG table
-//! (`latin-1` is windows-1252, as in browsers and w3lib).
+//! 4 KiB, then (nothing declared) windows-1252 for a pure-ASCII body (Scrapy's `ascii`,
+//! which w3lib resolves to cp1252), UTF-8 if valid, else windows-1252. Labels map
+//! through the WHATWG table (`latin-1` is windows-1252, as in browsers and w3lib).
 
 use std::cell::OnceCell;
 use std::fmt;
@@ -20,6 +21,7 @@ use std::rc::{Rc, Weak};
 use bytes::Bytes;
 use url::Url;
 
+pub use super::encoding::resolve_encoding;
 use crate::crawl::http::request::Request;
 use crate::crawl::http::selector::Selection;
 use crate::proto::Headers;
@@ -275,9 +277,13 @@ impl Response {
 
     /// The encoding used to decode the body.
     pub fn encoding(&self) -> &'static encoding_rs::Encoding {
-        self.inner
-            .encoding
-            .get_or_init(|| detect_encoding(&self.inner.headers, &self.inner.body))
+        self.inner.encoding.get_or_init(|| {
+            super::encoding::detect_encoding(
+                self.inner.headers.get("content-type"),
+                self.inner.body.as_bytes(),
+                self.inner.body.utf8().is_some(),
+            )
+        })
     }
 
     /// The first [`HEAD_CHARS`] characters of the text, where Scrapy looks for a meta
@@ -294,6 +300,10 @@ impl Response {
             if enc == encoding_rs::UTF_8
                 && (self.inner.body.utf8().is_some() || std::str::from_utf8(body).is_ok())
             {
+                return None;
+            }
+            // ASCII reads the same in every ASCII-compatible encoding: no copy.
+            if enc.is_ascii_compatible() && body.is_ascii() {
                 return None;
             }
             let (text, _, _) = enc.decode(body);
@@ -364,7 +374,8 @@ impl Response {
     /// Where Scrapy raises: no scheme after joining (`javascript:`, `mailto:`, `tel:`),
     /// a bad port, a character the page's encoding cannot encode in the query; or a URL
     /// the network layer cannot parse.
-    pub fn follow(&self, href: &str) -> Result<Request, url::ParseError> {
+    pub fn follow(&self, href: impl AsRef<str>) -> Result<Request, url::ParseError> {
+        let href = href.as_ref();
         let joined = crate::crawl::util::canonical::urljoin(self.scrapy_base_url(), href)
             .map_err(|_| url::ParseError::InvalidPort)?;
         let text = crate::crawl::util::canonical::safe_url_string_encoded(&joined, self.encoding())
@@ -411,12 +422,65 @@ impl Response {
         })
     }
 
-    /// Requests for every href that resolves; invalid ones are skipped.
-    pub fn follow_all<'a>(&self, hrefs: impl IntoIterator<Item = &'a str>) -> Vec<Request> {
+    /// Requests for every href that resolves (Scrapy's `response.follow_all(urls)`);
+    /// invalid ones are skipped (Scrapy's generator raises at the first, DESIGN.md
+    /// §15). Takes strings or [`Link`](crate::crawl::linkextract::Link)s (their URL).
+    pub fn follow_all<T: AsRef<str>>(&self, hrefs: impl IntoIterator<Item = T>) -> Vec<Request> {
         hrefs
             .into_iter()
-            .filter_map(|h| self.follow(h).ok())
+            .filter_map(|h| self.follow(h.as_ref()).ok())
             .collect()
+    }
+
+    /// Scrapy's `response.follow(selector)`: a request for the `href` of a selected
+    /// `<a>` or `<link>` element, or for a selected text or attribute (`@href`,
+    /// `::attr(href)`), resolved as [`follow`](Self::follow) resolves it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use trawl::crawl::{Request, Response};
+    /// use trawl::proto::Headers;
+    ///
+    /// let req = Request::get("http://example.com/a/").unwrap();
+    /// let html = r#"<ul><li><a href="b.html">b</a></li><li><a href="/c">c</a></li></ul>"#;
+    /// let r = Response::new(req, 200, Headers::new(), html);
+    /// let first = r.css("li a").into_iter().next().unwrap();
+    /// assert_eq!(r.follow_selection(&first).unwrap().url_str(), "http://example.com/a/b.html");
+    /// let urls: Vec<_> = r.follow_all_css("li a").iter().map(|q| q.url_str().to_owned()).collect();
+    /// assert_eq!(urls, ["http://example.com/a/b.html", "http://example.com/c"]);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A selection Scrapy refuses ([`Selection::follow_href`]: several results,
+    /// another element, an `<a>` without `href`, a number), or an `href` that
+    /// [`follow`](Self::follow) refuses.
+    pub fn follow_selection(&self, selection: &Selection<'_>) -> Result<Request, FollowError> {
+        let href = selection.follow_href().map_err(FollowError::Selector)?;
+        self.follow(&href).map_err(FollowError::Url)
+    }
+
+    /// `response.follow_all(selector_list)`: a request for each result that gives
+    /// one ([`follow_selection`](Self::follow_selection)); results Scrapy passes over
+    /// (elements other than `<a>`/`<link>`, no `href`) and URLs that do not resolve
+    /// are skipped.
+    pub fn follow_all_selection(&self, selection: &Selection<'_>) -> Vec<Request> {
+        selection
+            .clone()
+            .into_iter()
+            .filter_map(|one| self.follow_selection(&one).ok())
+            .collect()
+    }
+
+    /// `response.follow_all(css=query)`.
+    pub fn follow_all_css(&self, query: &str) -> Vec<Request> {
+        self.follow_all_selection(&self.css(query))
+    }
+
+    /// `response.follow_all(xpath=query)`.
+    pub fn follow_all_xpath(&self, query: &str) -> Vec<Request> {
+        self.follow_all_selection(&self.xpath(query))
     }
 
     /// Scrapy's `response.json()`: the text (BOM removed) parsed as JSON.
@@ -551,117 +615,28 @@ impl fmt::Debug for Response {
     }
 }
 
+/// Why [`Response::follow_selection`] made no request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FollowError {
+    /// The selection gives no URL (Scrapy's `_InvalidSelector` / `ValueError` message).
+    Selector(String),
+    /// The URL does not resolve (as [`Response::follow`]).
+    Url(url::ParseError),
+}
+
+impl std::fmt::Display for FollowError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Selector(m) => f.write_str(m),
+            Self::Url(e) => write!(f, "cannot follow: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for FollowError {}
+
 fn strip_bom(body: &[u8]) -> &[u8] {
     body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body)
-}
-
-/// Scrapy's order: BOM, then the Content-Type charset, then `<meta>` in the first
-/// 4 KiB, then (nothing declared) UTF-8 if the body is valid UTF-8, else windows-1252.
-///
-/// Scrapy's last step runs `charset-normalizer`, a statistical guess; trawl's
-/// windows-1252 is what Scrapy guessed before it and what browsers in Western locales
-/// use (DESIGN.md lists the difference).
-fn detect_encoding(headers: &Headers, body: &Body) -> &'static encoding_rs::Encoding {
-    let known_utf8 = body.utf8().is_some();
-    let body = body.as_bytes();
-    if let Some((enc, _)) = encoding_rs::Encoding::for_bom(body) {
-        return enc;
-    }
-    if let Some(ct) = headers.get("content-type")
-        && let Some(enc) = charset_param(ct).and_then(resolve_encoding)
-    {
-        return enc;
-    }
-    let head = &body[..body.len().min(4096)];
-    if let Some(enc) = meta_charset(head).and_then(resolve_encoding) {
-        // A page declaring UTF-16 in ASCII is really ASCII-compatible (HTML spec).
-        if enc == encoding_rs::UTF_16LE || enc == encoding_rs::UTF_16BE {
-            return encoding_rs::UTF_8;
-        }
-        return enc;
-    }
-    if known_utf8 || std::str::from_utf8(body).is_ok() {
-        encoding_rs::UTF_8
-    } else {
-        encoding_rs::WINDOWS_1252
-    }
-}
-
-/// An encoding label as Scrapy resolves it (Python's codec names, then w3lib's
-/// translation table). The WHATWG table behind `encoding_rs` already makes w3lib's
-/// substitutions (`latin1` and `ascii` → windows-1252, `shift_jis` → windows-31j,
-/// `gb2312`/`gbk` → gb18030, `euc-kr` → windows-949, `big5` → big5-hkscs,
-/// `iso-8859-9` → windows-1254, `tis-620` → windows-874); what it lacks are Python's
-/// spellings (`latin-1`, `iso8859_15`, `cp932`, `utf8`...), added here.
-pub fn resolve_encoding(label: &[u8]) -> Option<&'static encoding_rs::Encoding> {
-    use encoding_rs as e;
-    if let Some(enc) = e::Encoding::for_label(label) {
-        return Some(enc);
-    }
-    let label = std::str::from_utf8(label).ok()?.trim().to_ascii_lowercase();
-    let dashed = label.replace(['_', ' '], "-");
-    if let Some(enc) = e::Encoding::for_label(dashed.as_bytes()) {
-        return Some(enc);
-    }
-    Some(match dashed.as_str() {
-        "latin" | "latin-1" | "iso8859" | "8859" | "cp819" | "iso-ir-100" => e::WINDOWS_1252,
-        "latin-2" => e::ISO_8859_2,
-        "latin-3" => e::ISO_8859_3,
-        "latin-4" => e::ISO_8859_4,
-        "latin-5" => e::WINDOWS_1254,
-        "latin-6" => e::ISO_8859_10,
-        "latin-7" | "l7" => e::ISO_8859_13,
-        "latin-8" | "latin8" | "l8" => e::ISO_8859_14,
-        "latin-9" | "latin9" => e::ISO_8859_15,
-        "latin-10" | "latin10" | "l10" => e::ISO_8859_16,
-        "utf" | "u8" | "utf8-ucs2" | "cp65001" => e::UTF_8,
-        "cp932" | "ms932" | "mskanji" | "ms-kanji" | "sjis" | "s-jis" => e::SHIFT_JIS,
-        "cp936" | "ms936" | "936" => e::GBK,
-        "cp949" | "ms949" | "uhc" => e::EUC_KR,
-        "cp950" | "ms950" | "big5-hkscs" | "hkscs" => e::BIG5,
-        "cp874" | "ms874" => e::WINDOWS_874,
-        "mac-roman" | "macroman" => e::MACINTOSH,
-        "cp1250" | "cp1251" | "cp1253" | "cp1254" | "cp1255" | "cp1256" | "cp1257" | "cp1258" => {
-            return e::Encoding::for_label(format!("windows-{}", &dashed[2..]).as_bytes());
-        }
-        _ => return None,
-    })
-}
-
-fn charset_param(value: &[u8]) -> Option<&[u8]> {
-    let lower_pos = value
-        .windows(8)
-        .position(|w| w.eq_ignore_ascii_case(b"charset="))?;
-    let rest = &value[lower_pos + 8..];
-    let rest = rest.strip_prefix(b"\"").unwrap_or(rest);
-    let end = rest
-        .iter()
-        .position(|&b| b == b';' || b == b'"' || b == b' ' || b == b'\'')
-        .unwrap_or(rest.len());
-    let label = &rest[..end];
-    (!label.is_empty()).then_some(label)
-}
-
-fn meta_charset(head: &[u8]) -> Option<&[u8]> {
-    let mut i = 0;
-    while let Some(pos) = head[i..]
-        .windows(5)
-        .position(|w| w.eq_ignore_ascii_case(b"<meta"))
-    {
-        let start = i + pos;
-        let end = head[start..]
-            .iter()
-            .position(|&b| b == b'>')
-            .map_or(head.len(), |e| start + e);
-        if let Some(label) = charset_param(&head[start..end]) {
-            return Some(label);
-        }
-        i = end.min(head.len() - 1).max(start + 5);
-        if i >= head.len() {
-            break;
-        }
-    }
-    None
 }
 
 /// The wait a `429` or `503` asks for with `Retry-After` (delay-seconds, or an HTTP date
@@ -716,7 +691,10 @@ mod tests {
 
     #[test]
     fn encoding_detection_order() {
-        assert_eq!(resp(&[], b"plain").encoding(), encoding_rs::UTF_8);
+        // Nothing declared: ASCII is Scrapy's `ascii`, resolved to cp1252; UTF-8 text
+        // is UTF-8 (tests/encoding_reference.rs has the recorded cases).
+        assert_eq!(resp(&[], b"plain").encoding(), encoding_rs::WINDOWS_1252);
+        assert_eq!(resp(&[], "caf\u{e9}".as_bytes()).encoding(), encoding_rs::UTF_8);
         let r = resp(
             &[("Content-Type", "text/html; charset=ISO-8859-1")],
             b"caf\xe9",

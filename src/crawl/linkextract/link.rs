@@ -14,3 +14,11 @@ pub struct Link {
     /// Whether `rel` contains `nofollow`.
     pub nofollow: bool,
 }
+
+/// A link is followed by its URL: `response.follow(&link)` and
+/// `response.follow_all(&links)` take links as Scrapy's `response.follow(link)` does.
+impl AsRef<str> for Link {
+    fn as_ref(&self) -> &str {
+        &self.url
+    }
+}

@@ -55,6 +55,7 @@ pub struct LinkExtractor {
     deny: Vec<Regex>,
     restrict_text: Vec<Regex>,
     restrict_css: Vec<String>,
+    restrict_xpaths: Vec<Rc<crate::html::XPath>>,
     process_value: Option<ProcessValue>,
     with_text: bool,
     /// The working sets of the last call, lent to the next (taken out for the call,
@@ -105,6 +106,14 @@ impl std::fmt::Debug for LinkExtractor {
             .field("allow_domains", &self.allow_domains)
             .field("deny_domains", &self.deny_domains)
             .field("restrict_css", &self.restrict_css)
+            .field(
+                "restrict_xpaths",
+                &self
+                    .restrict_xpaths
+                    .iter()
+                    .map(|x| x.source())
+                    .collect::<Vec<_>>(),
+            )
             .field("unique", &self.unique)
             .field("canonicalize", &self.canonicalize)
             .finish()
@@ -137,6 +146,7 @@ impl Default for LinkExtractor {
             deny: Vec::new(),
             restrict_text: Vec::new(),
             restrict_css: Vec::new(),
+            restrict_xpaths: Vec::new(),
             process_value: None,
             with_text: true,
             scratch: std::cell::RefCell::default(),
@@ -259,11 +269,74 @@ impl LinkExtractor {
         self
     }
 
+    /// Only links inside the elements these XPath expressions select (Scrapy's
+    /// `restrict_xpaths`, the most common argument of `CrawlSpider` rules), evaluated
+    /// with the root element as the context node as parsel does. With
+    /// [`restrict_css`](Self::restrict_css) too, the XPath regions come first, then the
+    /// CSS ones (Scrapy translates the CSS to XPath and appends it); each region's
+    /// links are extracted on their own and duplicates across regions dropped.
+    ///
+    /// # Errors
+    ///
+    /// An expression that does not compile (Scrapy raises when links are extracted).
+    pub fn restrict_xpaths<S: AsRef<str>>(
+        mut self,
+        expressions: impl IntoIterator<Item = S>,
+    ) -> Result<Self, crate::html::XPathError> {
+        self.restrict_xpaths = expressions
+            .into_iter()
+            .map(|x| crate::html::XPath::compile(x.as_ref()).map(Rc::new))
+            .collect::<Result<_, _>>()?;
+        Ok(self)
+    }
+
     /// Transforms (or, returning `None`, drops) each attribute value once it is
     /// joined with the base URL, before it is made safe (Scrapy's `process_value`).
     pub fn process_value(mut self, f: impl Fn(&str) -> Option<String> + 'static) -> Self {
         self.process_value = Some(Rc::new(f));
         self
+    }
+
+    /// The elements `restrict_xpaths` then `restrict_css` select, in that order (an
+    /// element selected twice is a region twice, as in Scrapy). An XPath result that
+    /// is not an element (a text, an attribute, a number) is logged and passed over,
+    /// where Scrapy raises `AttributeError` (DESIGN.md §15).
+    fn regions<'d>(&self, doc: &'d crate::html::Document) -> Vec<crate::html::ElementRef<'d>> {
+        let mut regions = Vec::new();
+        if let Some(root) = doc.root_element() {
+            for x in &self.restrict_xpaths {
+                match x.evaluate(root, &[]) {
+                    Ok(crate::html::XPathValue::Nodes(nodes)) => {
+                        let mut others = 0;
+                        for node in nodes {
+                            match node {
+                                crate::html::XPathItem::Element(e) => regions.push(e),
+                                _ => others += 1,
+                            }
+                        }
+                        if others > 0 {
+                            log::error!(
+                                "LinkExtractor: restrict_xpaths {:?} selected {others} nodes that are not elements; passed over",
+                                x.source()
+                            );
+                        }
+                    }
+                    Ok(_) => log::error!(
+                        "LinkExtractor: restrict_xpaths {:?} is not a node-set; passed over",
+                        x.source()
+                    ),
+                    Err(e) => log::error!("LinkExtractor: restrict_xpaths {:?}: {e}", x.source()),
+                }
+            }
+        }
+        for css in &self.restrict_css {
+            let Ok(sel) = crate::html::Selector::parse(css) else {
+                log::error!("LinkExtractor: invalid restrict_css selector {css:?}");
+                continue;
+            };
+            regions.extend(doc.select(&sel));
+        }
+        regions
     }
 
     fn url_allowed(&self, url: &str) -> bool {
@@ -338,29 +411,23 @@ impl LinkExtractor {
             }
         };
         let mut budget = TextBudget::for_page(response.text().len());
-        if !self.restrict_css.is_empty() {
+        if !self.restrict_css.is_empty() || !self.restrict_xpaths.is_empty() {
             let doc = response.document();
-            for css in &self.restrict_css {
-                let Ok(sel) = crate::html::Selector::parse(css) else {
-                    log::error!("LinkExtractor: invalid restrict_css selector {css:?}");
-                    continue;
-                };
-                for region in doc.select(&sel) {
-                    region_links(
-                        region,
-                        &self.tags,
-                        &self.attrs,
-                        self.with_text,
-                        &mut budget,
-                        &mut |href, text, nofollow| {
-                            collect(&mut candidates, &mut region_seen, href, text, nofollow);
-                        },
-                    );
-                    // Scrapy extracts and processes each region on its own (the
-                    // first dedupe is per region, the last one over all of them).
-                    self.process_links(&mut candidates, &mut out, &mut seen);
-                    region_seen.clear();
-                }
+            for region in self.regions(doc) {
+                region_links(
+                    region,
+                    &self.tags,
+                    &self.attrs,
+                    self.with_text,
+                    &mut budget,
+                    &mut |href, text, nofollow| {
+                        collect(&mut candidates, &mut region_seen, href, text, nofollow);
+                    },
+                );
+                // Scrapy extracts and processes each region on its own (the first
+                // dedupe is per region, the last one over all of them).
+                self.process_links(&mut candidates, &mut out, &mut seen);
+                region_seen.clear();
             }
         } else {
             // A DOM built for CSS selection already has the links: do not tokenize twice.

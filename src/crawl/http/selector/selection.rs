@@ -417,6 +417,48 @@ impl<'a> Selection<'a> {
             .collect()
     }
 
+    /// The URL Scrapy's `response.follow(selector)` takes from this one-result
+    /// selection (its `_url_from_selector`): an `<a>` or `<link>` element's `href`, or
+    /// a text, attribute or string result itself, without HTML5 whitespace around it.
+    ///
+    /// # Errors
+    ///
+    /// Scrapy's messages: a selection of several results or none ("SelectorList is
+    /// not supported"), another element ("Only <a> and <link> elements are
+    /// supported; got <div>"), an `<a>` without `href`, a number or boolean
+    /// ("Unsupported selector: 3.0").
+    pub fn follow_href(&self) -> Result<std::borrow::Cow<'a, str>, String> {
+        use std::borrow::Cow;
+        let [node] = self.items.as_slice() else {
+            return Err("SelectorList is not supported".into());
+        };
+        let strip = crate::util::strip_html5_whitespace;
+        match node {
+            Node::Text(t) | Node::Attr(t) => Ok(Cow::Borrowed(strip(t))),
+            Node::Str(v) => Ok(Cow::Owned(strip(v).to_owned())),
+            Node::Element(e) => {
+                let name = e.name();
+                if !name.eq_ignore_ascii_case("a") && !name.eq_ignore_ascii_case("link") {
+                    return Err(format!(
+                        "Only <a> and <link> elements are supported; got <{name}>"
+                    ));
+                }
+                match e.attr("href") {
+                    Some(href) => Ok(Cow::Borrowed(strip(href))),
+                    None => Err(format!(
+                        "<{name}> element has no href attribute: {}",
+                        e.html()
+                    )),
+                }
+            }
+            Node::Match(..) => {
+                Err("Only <a> and <link> elements are supported; got <match>".into())
+            }
+            Node::Scalar(v) => Err(format!("Unsupported selector: {v}")),
+            Node::Json(v) => Err(format!("Unsupported selector: {v}")),
+        }
+    }
+
     /// The number of results.
     pub fn len(&self) -> usize {
         self.items.len()
