@@ -224,6 +224,17 @@ pub fn strip_html5_whitespace(text: &str) -> &str {
     text.trim_matches([' ', '\t', '\n', '\r', '\x0c'])
 }
 
+/// Python's `str.isspace`: Rust's `char::is_whitespace` and the four information
+/// separators U+001C..U+001F.
+pub fn python_isspace(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// Python's `str.strip()`: [`python_isspace`] characters off both ends.
+pub fn python_strip(text: &str) -> &str {
+    text.trim_matches(python_isspace)
+}
+
 /// The first `n` characters of `text` (Python's `text[0:n]`), without decoding
 /// characters: `n` characters take at least `n` bytes, so only the character starts
 /// in the first `n` bytes are counted (a loop the compiler vectorises), then the

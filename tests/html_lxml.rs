@@ -176,6 +176,8 @@ fn events(doc: &trawl::html::Document) -> Option<Vec<String>> {
                         out.push(format!("#{t}"));
                     }
                 }
+                // gen_trees.py passes over comments, joining the texts around them.
+                trawl::html::Child::Comment(_) => {}
             }
         }
         out.push(format!("</{}", e.name()));

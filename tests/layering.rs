@@ -102,6 +102,7 @@ const HTML_FILES: &[(&str, u32)] = &[
     ("links", 3),
     ("parse", 4),
     ("select", 4),
+    ("serialize", 4),
     ("xpath", 5),
 ];
 

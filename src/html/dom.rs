@@ -22,6 +22,20 @@ pub(crate) struct Span {
     pub(crate) len: u32,
 }
 
+impl Span {
+    /// The value of an attribute written without one (`<div hidden>`): reads as "",
+    /// prints as the name alone.
+    pub(crate) const VALUELESS: Span = Span {
+        start: u32::MAX,
+        len: 0,
+    };
+
+    /// Whether this is [`VALUELESS`](Self::VALUELESS).
+    pub(crate) fn is_valueless(self) -> bool {
+        self == Self::VALUELESS
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
     Document,
@@ -32,6 +46,8 @@ pub(crate) enum Kind {
         attrs_len: u32,
     },
     Text(Span),
+    /// A comment (its text between `<!--` and `-->`).
+    Comment(Span),
 }
 
 /// One node: links to its relatives and what it is.
@@ -121,6 +137,8 @@ pub enum Child<'a> {
     Element(ElementRef<'a>),
     /// Text (character references decoded).
     Text(&'a str),
+    /// A comment's text.
+    Comment(&'a str),
 }
 
 /// An element of a document.
@@ -226,7 +244,7 @@ impl<'a> ElementRef<'a> {
         ElementRef::new(self.doc, self.node().parent)
     }
 
-    /// The element's children (elements and texts), in order.
+    /// The element's children (elements, texts and comments), in order.
     pub fn children(&self) -> impl Iterator<Item = Child<'a>> + 'a {
         let doc = self.doc;
         let mut child = self.node().first_child;
@@ -237,6 +255,7 @@ impl<'a> ElementRef<'a> {
                 child = node.next;
                 match node.kind {
                     Kind::Text(span) => return Some(Child::Text(doc.str(span))),
+                    Kind::Comment(span) => return Some(Child::Comment(doc.str(span))),
                     Kind::Element { .. } => return Some(Child::Element(ElementRef { doc, id })),
                     Kind::Document => {}
                 }
@@ -274,68 +293,6 @@ impl<'a> ElementRef<'a> {
     /// All text inside this element, concatenated.
     pub fn text_content(&self) -> String {
         self.texts().collect()
-    }
-
-    /// The element serialized as HTML (outer HTML).
-    pub fn html(&self) -> String {
-        let mut out = String::new();
-        self.serialize(self.id, &mut out);
-        out
-    }
-
-    fn serialize(&self, id: u32, out: &mut String) {
-        let doc = self.doc;
-        let node = &doc.nodes[id as usize];
-        match node.kind {
-            Kind::Text(span) => {
-                let parent = ElementRef::new(doc, node.parent)
-                    .map(|p| p.name())
-                    .unwrap_or("");
-                if super::tokenizer::is_raw_text(parent) {
-                    out.push_str(doc.str(span));
-                } else {
-                    escape(doc.str(span), false, out);
-                }
-            }
-            Kind::Element { .. } => {
-                let e = ElementRef { doc, id };
-                out.push('<');
-                out.push_str(e.name());
-                for (k, v) in e.attrs() {
-                    out.push(' ');
-                    out.push_str(k);
-                    out.push_str("=\"");
-                    escape(v, true, out);
-                    out.push('"');
-                }
-                out.push('>');
-                if super::rules::is_void(e.name()) {
-                    return;
-                }
-                let mut child = node.first_child;
-                while child != NONE {
-                    self.serialize(child, out);
-                    child = doc.nodes[child as usize].next;
-                }
-                out.push_str("</");
-                out.push_str(e.name());
-                out.push('>');
-            }
-            Kind::Document => {}
-        }
-    }
-}
-
-fn escape(s: &str, attr: bool, out: &mut String) {
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' if !attr => out.push_str("&lt;"),
-            '>' if !attr => out.push_str("&gt;"),
-            '"' if attr => out.push_str("&quot;"),
-            '\u{a0}' => out.push_str("&nbsp;"),
-            c => out.push(c),
-        }
     }
 }
 

@@ -19,7 +19,9 @@
 //!   selectors and link extractor (`tree.rs`, its tables in `rules.rs`), with two
 //!   deliberate differences listed there: a depth limit, and content after
 //!   `</body>`/`</html>` kept in the body.
-//! * Comments, doctypes and processing instructions are kept out of the tree.
+//! * Comments are nodes of the DOM where libxml2 puts them (bogus comments — `<?pi?>`,
+//!   `<!x>`, `</ x>` — too, as libxml2 2.14 makes them); doctypes make no node; the
+//!   link scanner skips comments in the tokenizer.
 //!
 //! # Hostile input
 //!
@@ -38,6 +40,7 @@ mod name;
 mod parse;
 mod rules;
 mod select;
+mod serialize;
 mod tokenizer;
 mod tree;
 mod xpath;

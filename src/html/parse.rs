@@ -5,6 +5,7 @@
 
 use super::dom::{Attr, Document, Kind, NONE, Node, Span};
 use super::entities::decode_into;
+use super::rules::is_boolean_attr;
 use super::tokenizer::Attrs;
 use super::tree::{ParseStats, TreeBuilder, TreeSink};
 use crate::util::FxHashSet;
@@ -183,26 +184,6 @@ impl DomSink {
     }
 }
 
-/// libxml2's boolean attributes (`htmlBooleanAttrs`).
-fn is_boolean_attr(name: &str) -> bool {
-    matches!(
-        name,
-        "checked"
-            | "compact"
-            | "declare"
-            | "defer"
-            | "disabled"
-            | "ismap"
-            | "multiple"
-            | "nohref"
-            | "noresize"
-            | "noshade"
-            | "nowrap"
-            | "readonly"
-            | "selected"
-    )
-}
-
 impl TreeSink for DomSink {
     #[inline(always)]
     fn element(&mut self, parent: u32, name: &str, k: u64, attrs: Attrs<'_>) -> u32 {
@@ -218,6 +199,8 @@ impl TreeSink for DomSink {
             // name as value (`<input checked>`: `@checked` is "checked").
             let value = if !valued && is_boolean_attr(&name) {
                 name_span
+            } else if !valued {
+                Span::VALUELESS
             } else if refs {
                 self.push_decoded(raw_value, true)
             } else {
@@ -246,6 +229,31 @@ impl TreeSink for DomSink {
         if text.is_empty() {
             return;
         }
+        // Text right after text (markup between them made no node: a doctype, a
+        // dropped tag) is one node, as libxml2 merges it: the earlier text is moved to
+        // the end of the buffer once, and what follows is appended to it.
+        let last = self.doc.nodes[parent as usize].last_child;
+        if last != NONE
+            && let Kind::Text(prev) = self.doc.nodes[last as usize].kind
+        {
+            let at_end = (prev.start + prev.len) as usize == self.doc.buf.len();
+            let start = if at_end {
+                prev.start
+            } else {
+                let (a, b) = (prev.start as usize, (prev.start + prev.len) as usize);
+                let start = self.doc.buf.len();
+                self.doc.buf.extend_from_within(a..b);
+                u32::try_from(start).unwrap_or(u32::MAX)
+            };
+            if decode {
+                self.push_decoded(text, false);
+            } else {
+                self.push_str(text);
+            }
+            let len = u32::try_from(self.doc.buf.len()).unwrap_or(u32::MAX) - start;
+            self.doc.nodes[last as usize].kind = Kind::Text(Span { start, len });
+            return;
+        }
         let span = if decode {
             // The tokenizer found an `&` in it (else `decode` is false).
             self.push_decoded(text, false)
@@ -255,6 +263,13 @@ impl TreeSink for DomSink {
         if span.len > 0 {
             self.append(parent, Kind::Text(span));
         }
+    }
+
+    const COMMENTS: bool = true;
+
+    fn comment(&mut self, parent: u32, text: &str) {
+        let span = self.span_of(text);
+        self.append(parent, Kind::Comment(span));
     }
 
     fn steps(&self) -> u64 {

@@ -473,3 +473,24 @@ pub(super) fn closed_by(new: u64) -> &'static [u64] {
         _ => &[],
     }
 }
+
+/// libxml2's boolean attributes (`htmlIsBooleanAttr`): a valueless one takes its own
+/// name as value when parsed, and is printed bare.
+pub(crate) fn is_boolean_attr(name: &str) -> bool {
+    matches!(
+        name,
+        "checked"
+            | "compact"
+            | "declare"
+            | "defer"
+            | "disabled"
+            | "ismap"
+            | "multiple"
+            | "nohref"
+            | "noresize"
+            | "noshade"
+            | "nowrap"
+            | "readonly"
+            | "selected"
+    )
+}

@@ -103,6 +103,10 @@ pub(crate) enum Token<'a> {
     /// A start tag cut by the end of the input: not an element, but libxml2 has
     /// already repaired the tree for it (implied `html`/`body`, closed elements).
     CutStartTag(Cow<'a, str>),
+    /// A comment's text (`<!--text-->`, and the bogus comments `<!text>`, `<?text>`,
+    /// `</ text>` as HTML5 and libxml2 2.14 make them) — only from a tokenizer made
+    /// [`with_comments`](Tokenizer::with_comments).
+    Comment(&'a str),
 }
 
 impl<'a> Token<'a> {
@@ -210,6 +214,8 @@ pub(crate) struct Tokenizer<'a> {
     /// Attributes dropped over [`MAX_ATTRIBUTES`].
     pub(crate) dropped_attributes: u64,
     examined: Examined,
+    /// Comments are tokens ([`Token::Comment`]) rather than skipped.
+    comments: bool,
 }
 
 thread_local! {
@@ -242,7 +248,14 @@ impl<'a> Tokenizer<'a> {
             pending: None,
             dropped_attributes: 0,
             examined: Examined::default(),
+            comments: false,
         }
+    }
+
+    /// Makes comments tokens (the DOM keeps them; the link scanner skips them).
+    pub(crate) fn with_comments(mut self, yes: bool) -> Self {
+        self.comments = yes;
+        self
     }
 
     /// Bytes examined so far (each byte a bounded number of times: linear).
@@ -356,17 +369,26 @@ impl<'a> Tokenizer<'a> {
         let bytes = self.html.as_bytes();
         let rest = &bytes[lt..];
         if rest.starts_with(b"<!--") {
-            self.pos = self.comment_end(lt + 4);
-            return None;
+            let (text_end, end) = self.comment_end(lt + 4);
+            self.pos = end;
+            return self
+                .comments
+                .then(|| Token::Comment(&self.html[lt + 4..text_end]));
         }
         if rest[1] == b'!' || rest[1] == b'?' {
             // Doctype, CDATA outside foreign content, processing instruction: a bogus
-            // comment up to the first '>'.
-            self.pos = self
-                .examined
-                .memchr(b'>', rest)
-                .map_or(bytes.len(), |e| lt + e + 1);
-            return None;
+            // comment up to the first '>' (a doctype makes no node; `<?` is part of the
+            // comment's text, `<!` is not).
+            let close = self.examined.memchr(b'>', rest).map(|e| lt + e);
+            self.pos = close.map_or(bytes.len(), |c| c + 1);
+            let doctype = rest.len() >= 9 && rest[2..9].eq_ignore_ascii_case(b"doctype");
+            if !self.comments || doctype {
+                return None;
+            }
+            let from = if rest[1] == b'?' { lt + 1 } else { lt + 2 };
+            return Some(Token::Comment(
+                &self.html[from..close.unwrap_or(bytes.len())],
+            ));
         }
         if rest[1] == b'/' {
             return self.end_tag(lt);
@@ -386,11 +408,12 @@ impl<'a> Tokenizer<'a> {
             }
             _ => {
                 // `</ x>`, `</3>`, `</` at the end: a bogus comment.
-                self.pos = self
-                    .examined
-                    .memchr(b'>', &bytes[lt..])
-                    .map_or(bytes.len(), |e| lt + e + 1);
-                return None;
+                let close = self.examined.memchr(b'>', &bytes[lt..]).map(|e| lt + e);
+                self.pos = close.map_or(bytes.len(), |c| c + 1);
+                let from = (lt + 2).min(bytes.len());
+                return self
+                    .comments
+                    .then(|| Token::Comment(&self.html[from..close.unwrap_or(bytes.len())]));
             }
         }
         let (name_end, upper) = tag_name_end(bytes, lt + 2);
@@ -470,16 +493,17 @@ impl<'a> Tokenizer<'a> {
         bytes.len()
     }
 
-    /// The position after a comment whose text starts at `from` (just after `<!--`).
-    fn comment_end(&self, from: usize) -> usize {
+    /// The end of a comment's text and the position after the comment, for a comment
+    /// whose text starts at `from` (just after `<!--`).
+    fn comment_end(&self, from: usize) -> (usize, usize) {
         let bytes = self.html.as_bytes();
         let rest = &bytes[from..];
         // `<!-->` and `<!--->` are (empty) comments.
         if rest.starts_with(b">") {
-            return from + 1;
+            return (from, from + 1);
         }
         if rest.starts_with(b"->") {
-            return from + 2;
+            return (from, from + 2);
         }
         // One forward pass for the first `-->` or `--!>` (two searches would each scan
         // to the end of the page when only one of them occurs: quadratic over many
@@ -488,14 +512,14 @@ impl<'a> Tokenizer<'a> {
         while let Some(i) = self.examined.memchr(b'-', &rest[at..]) {
             let p = at + i;
             if rest[p..].starts_with(b"-->") {
-                return from + p + 3;
+                return (from + p, from + p + 3);
             }
             if rest[p..].starts_with(b"--!>") {
-                return from + p + 4;
+                return (from + p, from + p + 4);
             }
             at = p + 1;
         }
-        bytes.len()
+        (bytes.len(), bytes.len())
     }
 
     /// Where a `<script>`'s content ends, through HTML5's script data escaped and
@@ -692,9 +716,18 @@ fn lower_if(name: &str, upper: bool) -> Cow<'_, str> {
 mod tests {
     use super::*;
 
-    /// Tokens as short strings: `T:text`, `t:raw`, `<name a=v>`, `<name/>`, `</name>`.
+    /// Tokens as short strings: `T:text`, `t:raw`, `<name a=v>`, `<name/>`, `</name>`,
+    /// `!comment` (with [`tokens_and_comments`]).
     fn tokens(html: &str) -> Vec<String> {
-        let mut t = Tokenizer::new(html);
+        tokens_with(html, false)
+    }
+
+    fn tokens_and_comments(html: &str) -> Vec<String> {
+        tokens_with(html, true)
+    }
+
+    fn tokens_with(html: &str, comments: bool) -> Vec<String> {
+        let mut t = Tokenizer::new(html).with_comments(comments);
         let mut out = Vec::new();
         while let Some(tok) = t.next_token() {
             out.push(match tok {
@@ -716,6 +749,7 @@ mod tests {
                 }
                 Token::EndTag(name) => format!("</{name}>"),
                 Token::CutStartTag(name) => format!("<{name}…"),
+                Token::Comment(text) => format!("!{text}"),
             });
         }
         out
@@ -733,6 +767,22 @@ mod tests {
             assert!(matches!(t.next_token(), Some(Token::StartTag(_))));
             assert_eq!(t.attrs().iter().count(), 0);
         }
+    }
+
+    #[test]
+    fn comment_tokens_hold_html5s_comment_data() {
+        assert_eq!(
+            tokens_and_comments("a<!-->b<!--->c<!-- x --!>d<!-- y -->"),
+            ["T:a", "!", "T:b", "!", "T:c", "! x ", "T:d", "! y "]
+        );
+        // Bogus comments: `<?` stays in the text, `<!` and `</` do not; a doctype
+        // makes nothing.
+        assert_eq!(
+            tokens_and_comments("<?pi x?><!x><![CDATA[c]]></ y><!DOCTYPE html><!doctype>t"),
+            ["!?pi x?", "!x", "![CDATA[c]]", "! y", "T:t"]
+        );
+        assert_eq!(tokens_and_comments("<!-- never closed"), ["! never closed"]);
+        assert_eq!(tokens_and_comments("<?never closed"), ["!?never closed"]);
     }
 
     #[test]

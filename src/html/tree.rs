@@ -61,6 +61,15 @@ pub(crate) trait TreeSink {
     /// The element `node` is complete (popped from the open stack).
     fn close(&mut self, node: u32);
 
+    /// Whether the sink keeps comments ([`comment`](Self::comment) is called); a sink
+    /// that does not (the link scanner) has them skipped by the tokenizer.
+    const COMMENTS: bool = false;
+
+    /// A comment, child of `parent` (`0` is the document).
+    fn comment(&mut self, parent: u32, text: &str) {
+        let _ = (parent, text);
+    }
+
     /// The (preprocessed) input, before any other call: the names, texts and values
     /// the sink is given afterwards are mostly slices of it.
     fn source(&mut self, html: &str) {
@@ -176,8 +185,11 @@ pub(crate) struct TreeBuilder<S> {
     /// `</html>` (`html_ended`), nowhere after.
     body_ended: bool,
     html_ended: bool,
-    /// Whitespace between `</body>` and `</html>`, appended to `<html>` at the end.
-    after_body: String,
+    /// Whitespace and comments between `</body>` and `</html>`, appended to `<html>`
+    /// at the end (a comment as `(true, text)`).
+    after_body: Vec<(bool, String)>,
+    /// Comments after `</html>`, appended to the document at the end.
+    after_html: Vec<String>,
     pub(crate) stats: ParseStats,
 }
 
@@ -198,7 +210,8 @@ impl<S: TreeSink> TreeBuilder<S> {
             inserted: 0,
             body_ended: false,
             html_ended: false,
-            after_body: String::new(),
+            after_body: Vec::new(),
+            after_html: Vec::new(),
             discarded: 0,
             stats: ParseStats::default(),
         }
@@ -213,7 +226,7 @@ impl<S: TreeSink> TreeBuilder<S> {
     pub(crate) fn run(mut self, html: &str) -> (S, ParseStats) {
         let html = preprocess(html);
         self.sink.source(&html);
-        let mut tokenizer = Tokenizer::new(&html);
+        let mut tokenizer = Tokenizer::new(&html).with_comments(S::COMMENTS);
         while let Some(token) = tokenizer.next_token() {
             self.stats.steps += 1;
             match token {
@@ -230,6 +243,7 @@ impl<S: TreeSink> TreeBuilder<S> {
                     self.auto_close(k);
                     self.check_implied(&name, k);
                 }
+                Token::Comment(text) => self.comment(text),
             }
         }
         if !self.after_body.is_empty() && self.stack.first().is_some_and(|o| o.key == K_HTML) {
@@ -237,11 +251,19 @@ impl<S: TreeSink> TreeBuilder<S> {
                 self.pop();
             }
             let html_node = self.current();
-            let ws = std::mem::take(&mut self.after_body);
-            self.sink.text(html_node, &ws, false);
+            for (comment, text) in std::mem::take(&mut self.after_body) {
+                if comment {
+                    self.sink.comment(html_node, &text);
+                } else {
+                    self.sink.text(html_node, &text, false);
+                }
+            }
         }
         while !self.stack.is_empty() {
             self.pop();
+        }
+        for text in std::mem::take(&mut self.after_html) {
+            self.sink.comment(0, &text);
         }
         self.stats.dropped_attributes = tokenizer.dropped_attributes;
         self.stats.steps += self.sink.steps() + tokenizer.examined();
@@ -500,11 +522,29 @@ impl<S: TreeSink> TreeBuilder<S> {
             // libxml2 puts whitespace between `</body>` and `</html>` after the body,
             // in `<html>`, and drops it after `</html>`.
             if !self.html_ended {
-                self.after_body.push_str(text);
+                match self.after_body.last_mut() {
+                    Some((false, ws)) => ws.push_str(text),
+                    _ => self.after_body.push((false, text.to_owned())),
+                }
             }
             return;
         }
         self.sink.text(self.current(), text, decode && refs);
+    }
+
+    /// A comment goes into the current element, or the document before `<html>`; after
+    /// `</body>` (the body still current) it goes after the body as libxml2 puts it, in
+    /// `<html>`, and after `</html>` after the root element.
+    fn comment(&mut self, text: &str) {
+        if self.body_ended && self.current_key() == K_BODY {
+            if self.html_ended {
+                self.after_html.push(text.to_owned());
+            } else {
+                self.after_body.push((true, text.to_owned()));
+            }
+            return;
+        }
+        self.sink.comment(self.current(), text);
     }
 }
 

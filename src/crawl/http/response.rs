@@ -498,11 +498,21 @@ impl Response {
         self.inner.dom.get()
     }
 
-    /// The parsed HTML document (built on first use).
+    /// The parsed HTML document (built on first use) of [`selector_text`](Self::selector_text).
     pub fn document(&self) -> &crate::html::Document {
         self.inner
             .dom
-            .get_or_init(|| crate::html::Document::parse(self.text()))
+            .get_or_init(|| crate::html::Document::parse(self.selector_text()))
+    }
+
+    /// The text parsel's `Selector(response)` parses, and so what Scrapy's selectors
+    /// and link extractor see: the text with whitespace stripped from both ends
+    /// (Python's `str.strip()`), or `<html></html>` when nothing is left.
+    pub fn selector_text(&self) -> &str {
+        match crate::util::python_strip(self.text()) {
+            "" => "<html></html>",
+            text => text,
+        }
     }
 
     /// Selects with a CSS selector, with parsel's `::text` and `::attr(name)`
@@ -694,7 +704,10 @@ mod tests {
         // Nothing declared: ASCII is Scrapy's `ascii`, resolved to cp1252; UTF-8 text
         // is UTF-8 (tests/encoding_reference.rs has the recorded cases).
         assert_eq!(resp(&[], b"plain").encoding(), encoding_rs::WINDOWS_1252);
-        assert_eq!(resp(&[], "caf\u{e9}".as_bytes()).encoding(), encoding_rs::UTF_8);
+        assert_eq!(
+            resp(&[], "caf\u{e9}".as_bytes()).encoding(),
+            encoding_rs::UTF_8
+        );
         let r = resp(
             &[("Content-Type", "text/html; charset=ISO-8859-1")],
             b"caf\xe9",

@@ -444,7 +444,7 @@ impl LinkExtractor {
                 ),
                 None => {
                     crate::html::scan_links(
-                        response.text(),
+                        response.selector_text(),
                         &self.tags,
                         &self.attrs,
                         self.with_text,

@@ -183,7 +183,7 @@ impl<'d, 'v> Eval<'d, 'v> {
             if n.sub > 0 {
                 return std::borrow::Cow::Borrowed(self.attr(n).map_or("", |(_, v)| v));
             }
-            if let Some(Kind::Text(span)) = self.kind(n.id) {
+            if let Some(Kind::Text(span) | Kind::Comment(span)) = self.kind(n.id) {
                 return std::borrow::Cow::Borrowed(self.doc.str(span));
             }
         }
@@ -206,7 +206,7 @@ impl<'d, 'v> Eval<'d, 'v> {
             return self.attr(n).map(|(_, v)| v.to_owned()).unwrap_or_default();
         }
         match self.kind(n.id) {
-            Some(Kind::Text(span)) => self.doc.str(span).to_owned(),
+            Some(Kind::Text(span) | Kind::Comment(span)) => self.doc.str(span).to_owned(),
             Some(_) => {
                 let end = self.doc.nodes[n.id as usize].end;
                 let mut s = String::new();
@@ -425,6 +425,7 @@ impl<'d, 'v> Eval<'d, 'v> {
                 axis != Axis::Attribute && self.elem_name(n.id) == Some(name.as_str())
             }
             (NodeTest::Text, Some(Kind::Text(_))) => true,
+            (NodeTest::Comment, Some(Kind::Comment(_))) => true,
             _ => false,
         }
     }

@@ -7,9 +7,10 @@
 //! Where lxml (libxml2) goes beyond or against the recommendation, this follows lxml:
 //! number literals and strings may have an exponent (`1e3`), numbers print as libxml2
 //! prints them, and an attribute's `following` axis starts at its element's children.
-//! The DOM keeps no comments or processing instructions, so `comment()` and
-//! `processing-instruction()` select nothing, and HTML nodes have no namespace
-//! (`namespace-uri()` is empty, a prefixed name test matches nothing).
+//! Comments are nodes (`comment()`, `node()`, their `string()` is their text); the
+//! HTML parser makes no processing instructions (libxml2 2.14 turns `<?...>` into a
+//! comment), so `processing-instruction()` selects nothing; HTML nodes have no
+//! namespace (`namespace-uri()` is empty, a prefixed name test matches nothing).
 //!
 //! An expression compiles once ([`XPath::compile`]; a syntax error names the character
 //! position) and evaluates against any element ([`XPath::evaluate`]). Nesting is
@@ -51,6 +52,8 @@ pub enum XPathItem<'d> {
         /// Its value.
         value: &'d str,
     },
+    /// A comment (its text).
+    Comment(&'d str),
     /// A `<match>` element made by `re:match` (its text).
     Match(String),
     /// The text inside a `<match>` element.
@@ -218,6 +221,7 @@ fn item<'d>(ev: &Eval<'d, '_>, n: XNode) -> XPathItem<'d> {
     }
     match doc.nodes.get(n.id as usize).map(|x| x.kind) {
         Some(Kind::Text(span)) => XPathItem::Text(doc.str(span)),
+        Some(Kind::Comment(span)) => XPathItem::Comment(doc.str(span)),
         Some(Kind::Element { .. }) => match ElementRef::new(doc, n.id) {
             Some(e) => XPathItem::Element(e),
             None => XPathItem::Root,

@@ -177,15 +177,9 @@ fn has_scheme(url: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
-/// Python's `str.isspace` (Rust's `char::is_whitespace` plus the four information
-/// separators U+001C..U+001F).
-fn py_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
 /// Python's `str.strip()`.
 fn py_strip(s: &str) -> &str {
-    s.trim_matches(py_space)
+    crate::util::python_strip(s)
 }
 
 /// Python's `str.title()`: a cased character after a cased one is lower-cased, any

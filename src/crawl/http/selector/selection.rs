@@ -23,6 +23,8 @@ enum Node<'a> {
     Element(ElementRef<'a>),
     Text(&'a str),
     Attr(&'a str),
+    /// A comment (its text).
+    Comment(&'a str),
     /// A string result (or the text of a `re:match` element).
     Str(Rc<str>),
     /// A number, boolean or namespace result, as parsel's `.get()` prints it.
@@ -265,6 +267,12 @@ impl<'a> Selection<'a> {
             let doc = match item {
                 Node::Element(e) => e.document(),
                 Node::Match(_, doc) => doc,
+                Node::Comment(_) => {
+                    // lxml evaluates XPath on elements and documents only.
+                    return Err(XPathError::runtime(
+                        "Input object is not an XML element: HtmlComment",
+                    ));
+                }
                 _ => {
                     if itself && !matches!(item, Node::Scalar(_)) {
                         items.push(item.clone());
@@ -284,6 +292,7 @@ impl<'a> Selection<'a> {
                     Some(match n {
                         XPathItem::Element(e) => Node::Element(e),
                         XPathItem::Text(t) => Node::Text(t),
+                        XPathItem::Comment(t) => Node::Comment(t),
                         XPathItem::Attribute { value, .. } => Node::Attr(value),
                         XPathItem::Match(t) => Node::Match(t.into(), doc),
                         XPathItem::MatchText(t) => Node::Str(t.into()),
@@ -320,7 +329,9 @@ impl<'a> Selection<'a> {
         for item in &self.items {
             let data: serde_json::Value = match item {
                 Node::Json(v) => (**v).clone(),
-                Node::Text(t) | Node::Attr(t) => serde_json::from_str(t).unwrap_or_default(),
+                Node::Text(t) | Node::Attr(t) | Node::Comment(t) => {
+                    serde_json::from_str(t).unwrap_or_default()
+                }
                 Node::Str(t) => serde_json::from_str(t).unwrap_or_default(),
                 Node::Element(e) => match e.children().next() {
                     Some(crate::html::Child::Text(t)) => {
@@ -376,7 +387,7 @@ impl<'a> Selection<'a> {
     pub fn text_content(&self) -> Option<String> {
         self.items.first().map(|n| match n {
             Node::Element(e) => e.text_content(),
-            Node::Text(t) | Node::Attr(t) => (*t).to_owned(),
+            Node::Text(t) | Node::Attr(t) | Node::Comment(t) => (*t).to_owned(),
             Node::Str(v) | Node::Scalar(v) | Node::Match(v, _) => v.to_string(),
             Node::Json(v) => v.to_string(),
         })
@@ -454,6 +465,9 @@ impl<'a> Selection<'a> {
             Node::Match(..) => {
                 Err("Only <a> and <link> elements are supported; got <match>".into())
             }
+            Node::Comment(t) => Err(format!(
+                "Only <a> and <link> elements are supported; got a comment: <!--{t}-->"
+            )),
             Node::Scalar(v) => Err(format!("Unsupported selector: {v}")),
             Node::Json(v) => Err(format!("Unsupported selector: {v}")),
         }
@@ -473,6 +487,7 @@ impl<'a> Selection<'a> {
 fn node_string(n: &Node<'_>) -> String {
     match n {
         Node::Element(e) => e.html(),
+        Node::Comment(t) => format!("<!--{t}-->"),
         Node::Text(t) | Node::Attr(t) => (*t).to_owned(),
         Node::Str(v) | Node::Scalar(v) => v.to_string(),
         Node::Match(t, _) => match_html(t),
