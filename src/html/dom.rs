@@ -280,6 +280,23 @@ impl<'a> ElementRef<'a> {
         })
     }
 
+    /// The texts directly inside this element with their node ids (document order).
+    pub(crate) fn child_text_nodes(&self) -> impl Iterator<Item = (u32, &'a str)> + use<'a> {
+        let doc = self.doc;
+        let mut child = self.node().first_child;
+        std::iter::from_fn(move || {
+            while child != NONE {
+                let id = child;
+                let node = &doc.nodes[id as usize];
+                child = node.next;
+                if let Kind::Text(span) = node.kind {
+                    return Some((id, doc.str(span)));
+                }
+            }
+            None
+        })
+    }
+
     /// Every text inside this element, in order.
     pub fn texts(&self) -> impl Iterator<Item = &'a str> + use<'a> {
         let doc = self.doc;

@@ -537,6 +537,17 @@ impl Response {
         Selection::of_document(self.document()).css(query)
     }
 
+    /// [`css`](Self::css), returning a malformed selector as an error (parsel raises
+    /// `SelectorSyntaxError` / `ExpressionError`), so a typo is told from an empty page.
+    ///
+    /// # Errors
+    ///
+    /// The selector does not parse, or names a pseudo-element or pseudo-class cssselect
+    /// does not know.
+    pub fn try_css(&self, query: &str) -> Result<Selection<'_>, crate::html::SelectorError> {
+        Selection::of_document(self.document()).try_css(query)
+    }
+
     /// Selects with an XPath 1.0 expression, the root element as the context node (as
     /// parsel's `response.xpath`), with parsel's `has-class` and the EXSLT `re:` and
     /// `set:` functions. An invalid expression logs an error and selects nothing.

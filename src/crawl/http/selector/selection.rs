@@ -7,11 +7,14 @@
 //! Compiled selectors and expressions are cached per thread (a spider repeats the same
 //! few on every page).
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
 use std::rc::Rc;
 
-use crate::html::{Document, ElementRef, XPath, XPathError, XPathItem, XPathValue, XPathVar};
+use crate::html::{
+    Document, ElementRef, SelectorError, XPath, XPathError, XPathItem, XPathValue, XPathVar,
+};
 use crate::util::FxHashMap;
 
 /// A selection's items.
@@ -45,7 +48,7 @@ enum Pseudo {
 }
 
 thread_local! {
-    static SELECTORS: RefCell<FxHashMap<String, Option<Rc<crate::html::Selector>>>> = RefCell::new(FxHashMap::default());
+    static SELECTORS: RefCell<FxHashMap<String, Result<Rc<crate::html::Selector>, SelectorError>>> = RefCell::new(FxHashMap::default());
     static XPATHS: RefCell<FxHashMap<String, Result<Rc<XPath>, XPathError>>> = RefCell::new(FxHashMap::default());
 }
 
@@ -65,18 +68,20 @@ fn xpath(expr: &str) -> Result<Rc<XPath>, XPathError> {
     })
 }
 
-/// Parses (once per distinct query) and caches a selector; `None` if invalid.
-fn selector(css: &str) -> Option<Rc<crate::html::Selector>> {
+/// Parses (once per distinct query) and caches a selector.
+fn selector(css: &str) -> Result<Rc<crate::html::Selector>, SelectorError> {
     SELECTORS.with(|cache| {
         if let Some(s) = cache.borrow().get(css) {
             return s.clone();
         }
-        let parsed = match crate::html::Selector::parse(css) {
-            Ok(s) => Some(Rc::new(s)),
-            Err(e) => {
-                log::error!("{e}");
-                None
-            }
+        let parsed = match unclosed(css) {
+            // CSS closes open blocks and strings at the end of the input; cssselect
+            // does not.
+            Some(open) => Err(SelectorError {
+                selector: css.to_owned(),
+                reason: format!("{open:?} not closed at the end of the selector"),
+            }),
+            None => crate::html::Selector::parse(css).map(Rc::new),
         };
         let mut cache = cache.borrow_mut();
         if cache.len() > 1024 {
@@ -87,26 +92,102 @@ fn selector(css: &str) -> Option<Rc<crate::html::Selector>> {
     })
 }
 
-fn split_pseudo(query: &str) -> (&str, Option<Pseudo>) {
-    let query = query.trim();
-    let descends = |css: &str| css.ends_with(|c: char| c.is_whitespace());
-    if let Some(css) = query.strip_suffix("::text") {
-        let descendants = descends(css);
-        return (css.trim(), Some(Pseudo::Text { descendants }));
+/// The first `[`, `(` or quote a selector leaves open at its end, if any.
+fn unclosed(css: &str) -> Option<char> {
+    let mut open: Vec<char> = Vec::new();
+    let mut chars = css.chars();
+    while let Some(c) = chars.next() {
+        match (open.last(), c) {
+            (_, '\\') => {
+                chars.next();
+            }
+            (Some(&q @ ('"' | '\'')), c) if c == q => {
+                open.pop();
+            }
+            (Some('"' | '\''), _) => {}
+            (_, '"' | '\'' | '[' | '(') => open.push(c),
+            (Some('['), ']') | (Some('('), ')') => {
+                open.pop();
+            }
+            _ => {}
+        }
     }
-    if let Some(pos) = query.rfind("::attr(")
-        && let Some(name) = query[pos + 7..].strip_suffix(')')
+    open.first().copied()
+}
+
+/// What a CSS query selects, parsel's pseudo-elements taken off: the selector text
+/// for the `selectors` crate (`None`: the context elements themselves, for `::text`,
+/// `*::text`, `::attr(x)`), and the pseudo-element. As parsel's translation does,
+/// `X *::text` and `X ::text` are the texts of X and everything inside it (the
+/// `descendants` form), `X::text` and `X > *::text` those directly in the matches.
+fn split_pseudo(query: &str) -> Result<(Option<Cow<'_, str>>, Option<Pseudo>), SelectorError> {
+    let error = |reason: String| SelectorError {
+        selector: query.to_owned(),
+        reason,
+    };
+    let trimmed = query.trim();
+    if trimmed.is_empty() {
+        return Err(error("Expected selector, got <EOF>".into()));
+    }
+    let (css, pseudo) = if let Some(css) = trimmed.strip_suffix("::text") {
+        (css, Some(Pseudo::Text { descendants: false }))
+    } else if let Some(pos) = trimmed.rfind("::attr(")
+        && let Some(arg) = trimmed[pos + 7..].strip_suffix(')')
     {
-        let css = &query[..pos];
-        return (
-            css.trim(),
+        // cssselect: exactly one identifier or string.
+        let arg = arg.trim();
+        let name = match arg.as_bytes().first() {
+            Some(b'"' | b'\'') if arg.len() >= 2 && arg.ends_with(&arg[..1]) => {
+                arg[1..arg.len() - 1].to_owned()
+            }
+            Some(_) if !arg.contains(|c: char| c.is_whitespace() || c == ',') => arg.to_owned(),
+            _ => {
+                return Err(error(format!(
+                    "Expected a single string or ident for ::attr(), got {arg:?}"
+                )));
+            }
+        };
+        (
+            &trimmed[..pos],
             Some(Pseudo::Attr {
-                name: name.trim().to_owned(),
-                descendants: descends(css),
+                name,
+                descendants: false,
             }),
-        );
+        )
+    } else {
+        return Ok((Some(Cow::Borrowed(trimmed)), None));
+    };
+    let mut pseudo = pseudo;
+    let set_descendants = |p: &mut Option<Pseudo>| match p {
+        Some(Pseudo::Text { descendants } | Pseudo::Attr { descendants, .. }) => {
+            *descendants = true
+        }
+        None => {}
+    };
+    let body = css.trim_end();
+    let combinator_end = |s: &str| s.ends_with(['>', '+', '~', ',']);
+    if body.is_empty() || body == "*" {
+        set_descendants(&mut pseudo);
+        return Ok((None, pseudo));
     }
-    (query, None)
+    if combinator_end(body) {
+        // `X > ::text` is `X > *::text`.
+        return Ok((Some(Cow::Owned(format!("{body} *"))), pseudo));
+    }
+    if body.len() < css.len() {
+        // `X ::text`: X, then the descendant form.
+        set_descendants(&mut pseudo);
+        return Ok((Some(Cow::Borrowed(body)), pseudo));
+    }
+    if let Some(before) = body.strip_suffix('*')
+        && before.ends_with(char::is_whitespace)
+        && !combinator_end(before.trim_end())
+    {
+        // `X *::text`: the same.
+        set_descendants(&mut pseudo);
+        return Ok((Some(Cow::Borrowed(before.trim_end())), pseudo));
+    }
+    Ok((Some(Cow::Borrowed(body)), pseudo))
 }
 
 /// A list of selected elements, texts or attribute values (parsel's `SelectorList`).
@@ -145,12 +226,27 @@ impl<'a> Selection<'a> {
         }
     }
 
-    /// Selects within each element of this selection.
+    /// Selects within each element of this selection, with parsel's `::text` and
+    /// `::attr(name)`; cssselect's pseudo-classes (`:checked`, `:disabled`,
+    /// `:enabled`, `:link`, `:lang()`, `:contains()`...). A malformed selector logs an
+    /// error and selects nothing; [`try_css`](Self::try_css) returns the error.
     pub fn css(&self, query: &str) -> Selection<'a> {
-        let (css, pseudo) = split_pseudo(query);
-        // `::text` and `::attr()` of the matches themselves are taken as the matches
-        // are found; their descendant forms need the whole list (nested matches count
-        // once).
+        self.try_css(query).unwrap_or_else(|e| {
+            log::error!("{e}");
+            Selection::empty()
+        })
+    }
+
+    /// [`css`](Self::css), returning a malformed selector as an error, as parsel raises.
+    ///
+    /// # Errors
+    ///
+    /// The selector does not parse, or uses a pseudo-element or pseudo-class that
+    /// cssselect does not know.
+    pub fn try_css(&self, query: &str) -> Result<Selection<'a>, SelectorError> {
+        let (css, pseudo) = split_pseudo(query)?;
+        let sel = css.as_deref().map(selector).transpose()?;
+        let mut items: Items<'a> = Items::new();
         let whole_list = matches!(
             pseudo,
             Some(
@@ -161,64 +257,68 @@ impl<'a> Selection<'a> {
                     }
             )
         );
-        let mut items: Items<'a> = Items::new();
-        let mut elements: Vec<crate::html::ElementRef<'a>> = Vec::new();
-        let mut found = |e: ElementRef<'a>| match &pseudo {
-            _ if whole_list => elements.push(e),
-            None => {
-                // Past the one inline item, room for eight at once: a list of matches
-                // (`div.quote`, the rows of a table) grew 2, 4, 8 — three allocations.
-                if items.len() == 1 && !items.spilled() {
-                    items.reserve(7);
-                }
-                items.push(Node::Element(e));
-            }
-            Some(Pseudo::Text { .. }) => items.extend(e.child_texts().map(Node::Text)),
-            Some(Pseudo::Attr { name, .. }) => items.extend(e.attr(name).map(Node::Attr)),
-        };
-        if css.is_empty() {
-            self.elements().for_each(&mut found);
-        } else {
-            let Some(sel) = selector(css) else {
-                return Selection {
-                    items: Items::new(),
-                    root: false,
-                };
+        // The matches of one context element, for the descendant forms (nested
+        // matches count once) and for own texts out of document order.
+        let mut matched: smallvec::SmallVec<[ElementRef<'a>; 8]> = smallvec::SmallVec::new();
+        for node in &self.items {
+            let Node::Element(e) = node else {
+                continue;
             };
-            for node in &self.items {
-                if let Node::Element(e) = node {
-                    if self.root && e.matches(&sel) {
+            let mut found = |m: ElementRef<'a>| match &pseudo {
+                _ if whole_list => matched.push(m),
+                None => {
+                    // Past the one inline item, room for eight at once: a list of
+                    // matches (`div.quote`, the rows of a table) grew 2, 4, 8.
+                    if items.len() == 1 && !items.spilled() {
+                        items.reserve(7);
+                    }
+                    items.push(Node::Element(m));
+                }
+                Some(Pseudo::Text { .. }) => matched.push(m),
+                Some(Pseudo::Attr { name, .. }) => items.extend(m.attr(name).map(Node::Attr)),
+            };
+            match &sel {
+                // `::text`, `*::text`, `::attr(x)`: the context element itself.
+                None => found(*e),
+                Some(sel) => {
+                    if self.root && e.matches(sel) {
                         found(*e);
                     }
-                    e.select_each(&sel, &mut found);
+                    e.select_each(sel, &mut found);
                 }
             }
-        }
-        match pseudo {
-            Some(Pseudo::Text { descendants: true }) => {
-                items = outermost(&elements)
-                    .flat_map(|e| e.texts().map(Node::Text))
-                    .collect();
+            match &pseudo {
+                Some(Pseudo::Text { descendants: true }) => {
+                    items.extend(outermost(&matched).flat_map(|m| m.texts().map(Node::Text)));
+                }
+                Some(Pseudo::Attr {
+                    name,
+                    descendants: true,
+                }) => {
+                    items.extend(
+                        outermost(&matched)
+                            .flat_map(|m| std::iter::once(m).chain(m.descendant_elements()))
+                            .filter_map(|m| m.attr(name).map(Node::Attr)),
+                    );
+                }
+                Some(Pseudo::Text { descendants: false }) => {
+                    // Each match's own texts, in document order (a match inside
+                    // another interleaves with it, as an XPath node-set does).
+                    let nested = matched.windows(2).any(|w| w[1].id().0 < w[0].end_id());
+                    if nested {
+                        let mut texts: Vec<(u32, &'a str)> =
+                            matched.iter().flat_map(|m| m.child_text_nodes()).collect();
+                        texts.sort_by_key(|t| t.0);
+                        items.extend(texts.into_iter().map(|(_, t)| Node::Text(t)));
+                    } else {
+                        items.extend(matched.iter().flat_map(|m| m.child_texts().map(Node::Text)));
+                    }
+                }
+                _ => {}
             }
-            Some(Pseudo::Attr {
-                name,
-                descendants: true,
-            }) => {
-                items = outermost(&elements)
-                    .flat_map(|e| std::iter::once(e).chain(e.descendant_elements()))
-                    .filter_map(|e| e.attr(&name).map(Node::Attr))
-                    .collect();
-            }
-            _ => {}
+            matched.clear();
         }
-        Selection { items, root: false }
-    }
-
-    fn elements(&self) -> impl Iterator<Item = ElementRef<'a>> + '_ {
-        self.items.iter().filter_map(|n| match n {
-            Node::Element(e) => Some(*e),
-            _ => None,
-        })
+        Ok(Selection { items, root: false })
     }
 
     /// The first result, if it is an element.
