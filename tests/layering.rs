@@ -80,6 +80,7 @@ const CRAWL_ROOMS: &[(&str, u32)] = &[
     ("http", 1),
     ("linkextract", 2),
     ("base", 3),
+    ("loader", 4),
     ("jobdir", 4),
     ("context", 5),
     ("spiders", 6),

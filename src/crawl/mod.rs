@@ -21,6 +21,7 @@
 //! | `http` | [`Request`] (its meta keys, record format, JSON and form kinds), [`Response`], fingerprints, selectors |
 //! | `linkextract` | [`LinkExtractor`] |
 //! | `base` | settings, stats, signals, errors, items, logging, download-slot keys |
+//! | `loader` | [`ItemLoader`](loader::ItemLoader) and itemloaders' processors |
 //! | `jobdir` | the JOBDIR journal, its lock and its records |
 //! | `context` | [`CrawlContext`]: what every component may reach |
 //! | `spiders` | the [`Spider`] trait, outputs, contracts, [`CrawlSpider`], [`SitemapSpider`] |
@@ -46,6 +47,7 @@ pub mod extensions;
 mod http;
 pub mod jobdir;
 pub mod linkextract;
+pub mod loader;
 pub mod pipelines;
 pub mod spidermiddlewares;
 pub mod spiders;

@@ -48,6 +48,14 @@ FUNCTIONS = {
 }
 
 
+def times_n(x, loader_context):
+    """A function taking the loader context: the value repeated context["n"] times."""
+    return x * loader_context.get("n", 1)
+
+
+FUNCTIONS["times_n"] = times_n
+
+
 def processor(spec):
     if isinstance(spec, str):
         return FUNCTIONS[spec]
@@ -56,6 +64,12 @@ def processor(spec):
         return MapCompose(*[processor(a) for a in arg])
     if kind == "Compose":
         return Compose(*[processor(a) for a in arg])
+    if kind == "MapComposeWith":
+        functions, defaults = arg
+        return MapCompose(*[processor(a) for a in functions], **defaults)
+    if kind == "ComposeWith":
+        functions, defaults = arg
+        return Compose(*[processor(a) for a in functions], **defaults)
     if kind == "TakeFirst":
         return TakeFirst()
     if kind == "Identity":
@@ -169,6 +183,25 @@ SCENARIOS = [
         ["get_output_value", "missing"],
         ["get_collected_values", "missing"],
     ], {"default_output": {"TakeFirst": []}}),
+    scenario("loader context reaches context functions", [
+        ["add_value", "a", ["x", "y"], [{"MapCompose": ["times_n"]}], None],
+        ["add_value", "b", ["x"], [], None],
+        ["get_value", "z", [{"Compose": ["times_n"]}], None],
+    ], {"context": {"n": 3}, "fields": {"b": {"in": {"MapCompose": ["times_n"]}}}}),
+    scenario("processor defaults under the loader context", [
+        ["add_value", "a", ["x"], [{"MapComposeWith": [["times_n"], {"n": 2}]}], None],
+        ["add_value", "b", "x", [{"ComposeWith": [["times_n"], {"n": 4}]}], None],
+    ]),
+    scenario("the loader context overrides processor defaults", [
+        ["add_value", "a", ["x"], [{"MapComposeWith": [["times_n"], {"n": 2}]}], None],
+    ], {"context": {"n": 5}}),
+    scenario("nested loaders inherit the context", [
+        ["add_value", "outer", "x", [{"MapCompose": ["times_n"]}], None],
+        ["nested_css", "#p2", [["add_css", "inner", "h1::text", [{"MapCompose": ["times_n"]}], None]]],
+    ], {"context": {"n": 2}}),
+    scenario("add_value without a field", [
+        ["add_value", None, {"a": "x", "b": ["y", "z"], "c": None}, [], None],
+    ], {"default_input": {"MapCompose": ["upper"]}}),
     scenario("css and xpath lists of queries", [
         ["add_css", "h", ["#p1 h1::text", "#p2 h1::text"], [], None],
         ["add_xpath", "p", ["//span[1]/text()", "//a/@href"], [], None],
@@ -192,7 +225,7 @@ def make_loader(response, spec):
         if "out" in procs:
             attrs[f"{field}_out"] = processor(procs["out"])
     cls = type("L", (_Loader,), attrs)
-    return cls(item={}, response=response)
+    return cls(item={}, response=response, **spec.get("context", {}))
 
 
 def jsonable(v):
