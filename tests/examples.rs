@@ -187,3 +187,15 @@ fn util_files(dir: &std::path::Path) -> usize {
     }
     n
 }
+
+#[test]
+fn csv_feed_reads_every_row_of_the_quotes_feed() {
+    let out = run("csv_feed", &[]);
+    // 10 list pages of 10 quotes, one row each; robots.txt and the feed fetched.
+    assert!(
+        out.contains(
+            "2 responses (robots.txt and the feed), 100 items, written to quotes_feed.jsonl"
+        ),
+        "{out}"
+    );
+}

@@ -275,3 +275,34 @@ fn from_curl_survives_mutated_command_lines() {
         "{built} built, {refused} refused"
     );
 }
+
+#[test]
+fn csv_reader_survives_mutated_feeds() {
+    // Every recorded feed as a seed (tests/data/feeds_spiders/csviter.json).
+    let data: serde_json::Value =
+        serde_json::from_str(include_str!("data/feeds_spiders/csviter.json"))
+            .expect("csviter.json");
+    let seeds: Vec<&str> = data["cases"]
+        .as_array()
+        .expect("cases")
+        .iter()
+        .filter_map(|c| c["csv"].as_str())
+        .collect();
+    let mut rng = Rng(0xC5_71);
+    let (mut rows, mut errors) = (0usize, 0usize);
+    for i in 0..20_000 {
+        let input = if i % 10 == 0 {
+            (0..rng.below(120)).map(|_| rng.next() as u8).collect()
+        } else {
+            let seed = seeds[rng.below(seeds.len())];
+            mutate(&mut rng, seed.as_bytes())
+        };
+        let text = String::from_utf8_lossy(&input);
+        let quote = if i % 7 == 0 { Some('\'') } else { None };
+        match trawl::crawl::pycsv::csviter(&text, None, None, quote, |_| rows += 1, |_| {}) {
+            Ok(()) => {}
+            Err(_) => errors += 1,
+        }
+    }
+    assert!(rows > 5_000 && errors > 100, "{rows} rows, {errors} errors");
+}

@@ -24,7 +24,7 @@
 //! | `loader` | [`ItemLoader`](loader::ItemLoader) and itemloaders' processors |
 //! | `jobdir` | the JOBDIR journal, its lock and its records |
 //! | `context` | [`CrawlContext`]: what every component may reach |
-//! | `spiders` | the [`Spider`] trait, outputs, contracts, [`CrawlSpider`], [`SitemapSpider`] |
+//! | `spiders` | the [`Spider`] trait, outputs, contracts, [`CrawlSpider`], [`SitemapSpider`], [`CsvFeedSpider`] |
 //! | `core` | dupefilters, item pipelines, spider-middleware manager, scheduler and queues, downloader, scraper, engine |
 //! | `spidermiddlewares`, `downloadermiddlewares` | the built-in middlewares, a file each |
 //! | `extensions` | the built-in extensions, a file each |
@@ -57,7 +57,7 @@ pub use self::base::{errors, item, logging, settings, signals, slots, stats};
 pub use self::core::{downloader, dupefilter, engine, pipeline, scheduler, scraper, spidermw};
 pub use self::http::request::{keys, record};
 pub use self::http::{encoding, fingerprint, request, response, selector};
-pub use self::util::{datetime, pyjson, robots, seen, sitemap};
+pub use self::util::{datetime, pycsv, pyjson, robots, seen, sitemap};
 
 pub use self::base::item::Item;
 pub use self::base::settings::{Priority, Settings};
@@ -73,7 +73,8 @@ pub use self::http::response::{FollowError, Response};
 pub use self::http::selector::Selection;
 pub use self::linkextract::{Link, LinkExtractor};
 pub use self::spiders::{
-    CallbackResult, Contract, CrawlSpider, Output, Outputs, Rule, SitemapSpider, Spider, outputs,
+    CallbackResult, Contract, CrawlSpider, CsvFeed, CsvFeedSpider, Output, Outputs, Rule,
+    SitemapSpider, Spider, outputs,
 };
 pub use self::util::canonical::{
     canonicalize_url, safe_url_string, safe_url_string_encoded, urljoin,

@@ -35,6 +35,12 @@ impl Shared {
                 Some((0, _)) => Reply::Reset,
                 Some((status, body)) => text(*status, body.clone()),
             },
+            "feeds" if second == "quotes.csv" => Reply::Full {
+                status: 200,
+                headers: vec![("Content-Type".into(), "text/csv; charset=utf-8".into())],
+                body: site.quotes_csv().into_bytes(),
+                close: false,
+            },
             "sitemap.xml" => Reply::Full {
                 status: 200,
                 headers: vec![("Content-Type".into(), "application/xml".into())],

@@ -483,6 +483,37 @@ impl Site {
             .collect()
     }
 
+    /// Every quote of the tutorial list pages as a CSV feed (`/feeds/quotes.csv`):
+    /// `text,author,tags` with the tags joined by `;`, fields quoted as Python's
+    /// `csv` writer quotes them (a comma, a quote or a line break inside), CR LF line
+    /// ends.
+    pub fn quotes_csv(&self) -> String {
+        fn field(out: &mut String, value: &str) {
+            if value.contains([',', '"', '\r', '\n']) {
+                out.push('"');
+                out.push_str(&value.replace('"', "\"\""));
+                out.push('"');
+            } else {
+                out.push_str(value);
+            }
+        }
+        let mut out = String::from("text,author,tags\r\n");
+        for n in 1..=self.quote_list_pages() {
+            for q in self.list_quotes(n) {
+                field(
+                    &mut out,
+                    &format!("\u{201c}{}\u{201d}, \"she said\"", q.text),
+                );
+                out.push(',');
+                field(&mut out, &q.author);
+                out.push(',');
+                field(&mut out, &q.tags.join(";"));
+                out.push_str("\r\n");
+            }
+        }
+        out
+    }
+
     /// The HTML of tutorial list page `n`, or `None` past the last.
     pub fn render_list_page(&self, n: usize) -> Option<String> {
         if n == 0 || n > self.quote_list_pages() {

@@ -3,12 +3,14 @@
 
 pub mod contracts;
 pub mod crawl;
+pub mod feed;
 pub mod outputs;
 pub mod sitemap;
 pub mod spider;
 
 pub use contracts::Contract;
 pub use crawl::{CrawlSpider, Rule};
+pub use feed::{CsvFeed, CsvFeedSpider};
 pub use outputs::{CallbackResult, Output, Outputs, outputs};
 pub use sitemap::SitemapSpider;
 pub use spider::{Spider, SpiderAttributes, SpiderCell, UnknownCallback};

@@ -9,6 +9,7 @@ pub mod datetime;
 pub mod entities;
 mod html4_entities;
 pub mod metarefresh;
+pub mod pycsv;
 pub mod pyjson;
 pub mod redact;
 pub mod robots;
