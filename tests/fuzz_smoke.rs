@@ -306,3 +306,36 @@ fn csv_reader_survives_mutated_feeds() {
     }
     assert!(rows > 5_000 && errors > 100, "{rows} rows, {errors} errors");
 }
+
+#[test]
+fn xml_parser_survives_mutated_feeds() {
+    const FEEDS: &[&str] = &[
+        include_str!("data/select/xml_pages/atom.xml"),
+        include_str!("data/select/xml_pages/rss.xml"),
+        include_str!("data/select/xml_pages/products.xml"),
+    ];
+    let mut rng = Rng(0x0_C4);
+    let (mut parsed, mut refused) = (0usize, 0usize);
+    for i in 0..3_000 {
+        let input = if i % 10 == 0 {
+            (0..rng.below(200)).map(|_| rng.next() as u8).collect()
+        } else {
+            let seed = FEEDS[rng.below(FEEDS.len())];
+            mutate(&mut rng, seed.as_bytes())
+        };
+        let text = String::from_utf8_lossy(&input);
+        for strip in [false, true] {
+            match trawl::html::Document::parse_xml(&text, strip) {
+                Ok(doc) => {
+                    parsed += 1;
+                    // Select and print what was parsed.
+                    let sel = trawl::crawl::Selection::of_document(&doc);
+                    let _ = sel.xpath("//*[local-name()='title']/text()").getall();
+                    let _ = sel.xpath("//*").getall();
+                }
+                Err(_) => refused += 1,
+            }
+        }
+    }
+    assert!(parsed > 1_000 && refused > 10, "{parsed} parsed, {refused} refused");
+}

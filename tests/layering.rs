@@ -104,6 +104,7 @@ const HTML_FILES: &[(&str, u32)] = &[
     ("parse", 4),
     ("select", 4),
     ("serialize", 4),
+    ("xml", 4),
     ("xpath", 5),
 ];
 

@@ -48,6 +48,9 @@ pub(crate) enum Kind {
     Text(Span),
     /// A comment (its text between `<!--` and `-->`).
     Comment(Span),
+    /// A processing instruction of an XML document (its text between `<?` and
+    /// `?>`: the target, whitespace, the data).
+    Pi(Span),
 }
 
 /// One node: links to its relatives and what it is.
@@ -70,12 +73,62 @@ pub(crate) struct Attr {
     pub(crate) value: Span,
 }
 
-/// A parsed HTML document.
+/// A parsed HTML (or XML) document.
 #[derive(Clone, Default)]
 pub struct Document {
     pub(crate) nodes: Vec<Node>,
     pub(crate) attrs: Vec<Attr>,
     pub(crate) buf: String,
+    /// What an XML document adds: namespaces. `None` for HTML.
+    pub(crate) xml: Option<Box<XmlInfo>>,
+}
+
+/// The namespaces of an XML document's elements and attributes, and the declarations
+/// written on each element (for printing).
+#[derive(Clone, Default, Debug)]
+pub(crate) struct XmlInfo {
+    /// Namespace URIs; index 0 is "no namespace".
+    pub(crate) uris: Vec<String>,
+    /// Per node id: the element's namespace (an index of `uris`).
+    pub(crate) node_ns: Vec<u32>,
+    /// Per attribute: its namespace.
+    pub(crate) attr_ns: Vec<u32>,
+    /// The namespace declarations written on an element, in order: (node id,
+    /// prefix — empty for the default namespace —, namespace).
+    pub(crate) decls: Vec<(u32, String, u32)>,
+}
+
+impl XmlInfo {
+    /// The namespace URI of element `id` ("" for none).
+    pub(crate) fn node_uri(&self, id: u32) -> &str {
+        let i = self.node_ns.get(id as usize).copied().unwrap_or(0);
+        self.uris.get(i as usize).map_or("", String::as_str)
+    }
+
+    /// The namespace URI of attribute `index`.
+    pub(crate) fn attr_uri(&self, index: usize) -> &str {
+        let i = self.attr_ns.get(index).copied().unwrap_or(0);
+        self.uris.get(i as usize).map_or("", String::as_str)
+    }
+
+    /// The declarations written on element `id`.
+    pub(crate) fn decls_of(&self, id: u32) -> impl Iterator<Item = (&str, &str)> + '_ {
+        let start = self.decls.partition_point(|d| d.0 < id);
+        self.decls[start..]
+            .iter()
+            .take_while(move |d| d.0 == id)
+            .map(|d| {
+                (
+                    d.1.as_str(),
+                    self.uris.get(d.2 as usize).map_or("", String::as_str),
+                )
+            })
+    }
+}
+
+/// The local part of a qualified name (`media:thumbnail` → `thumbnail`).
+pub(crate) fn local_name(qname: &str) -> &str {
+    qname.rsplit_once(':').map_or(qname, |(_, l)| l)
 }
 
 impl Document {
@@ -114,6 +167,11 @@ impl Document {
             child = self.nodes[child as usize].next;
         }
         None
+    }
+
+    /// Whether this is an XML document (parsed by [`Document::parse_xml`]).
+    pub fn is_xml(&self) -> bool {
+        self.xml.is_some()
     }
 
     /// Every element, in document order.
@@ -257,7 +315,7 @@ impl<'a> ElementRef<'a> {
                     Kind::Text(span) => return Some(Child::Text(doc.str(span))),
                     Kind::Comment(span) => return Some(Child::Comment(doc.str(span))),
                     Kind::Element { .. } => return Some(Child::Element(ElementRef { doc, id })),
-                    Kind::Document => {}
+                    Kind::Document | Kind::Pi(_) => {}
                 }
             }
             None

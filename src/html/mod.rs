@@ -43,6 +43,7 @@ mod select;
 mod serialize;
 mod tokenizer;
 mod tree;
+mod xml;
 mod xpath;
 
 pub use dom::{Child, Document, ElementRef, Node, NodeId};
@@ -52,4 +53,5 @@ pub use name::name_key;
 pub use select::{Selector, SelectorError};
 pub use tokenizer::MAX_ATTRIBUTES;
 pub use tree::{MAX_DEPTH, ParseStats};
+pub use xml::XML_NAMESPACE;
 pub use xpath::{XPath, XPathError, XPathItem, XPathValue, XPathVar, python_float_str};

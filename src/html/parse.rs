@@ -46,7 +46,12 @@ impl DomSink {
         attrs.reserve(len / 64 + 4);
         // The input's copy, and room for decoded text and names not in the input.
         buf.reserve(len + len / 8 + 64);
-        let mut doc = Document { nodes, attrs, buf };
+        let mut doc = Document {
+            nodes,
+            attrs,
+            buf,
+            xml: None,
+        };
         doc.nodes.push(Node {
             parent: NONE,
             first_child: NONE,

@@ -389,13 +389,17 @@ impl Selector {
 
     /// `false` when `element` cannot match, by its name alone; `true` means "maybe".
     pub(crate) fn may_match(&self, element: &ElementRef<'_>) -> bool {
-        self.subjects
-            .as_ref()
-            .is_none_or(|keys| keys.contains(&element.name_key()))
+        element.doc.is_xml()
+            || self
+                .subjects
+                .as_ref()
+                .is_none_or(|keys| keys.contains(&element.name_key()))
     }
 
     pub(crate) fn matches_with(&self, element: &ElementRef<'_>, cache: &mut MatchCache) -> bool {
-        if let Some(c) = &self.compound {
+        if let Some(c) = &self.compound
+            && !element.doc.is_xml()
+        {
             // What `selectors` does for these two components: the local name (lower
             // case: an HTML element in an HTML document), the classes case-sensitively
             // (no quirks mode).
@@ -517,10 +521,15 @@ impl Element for ElementRef<'_> {
     }
 
     fn is_html_element_in_html_document(&self) -> bool {
-        true
+        !self.doc.is_xml()
     }
 
     fn has_local_name(&self, name: &CssName) -> bool {
+        if let Some(xml) = self.doc.xml.as_deref() {
+            // cssselect's type selector is an XPath name test: no namespace, the name
+            // as written (case-sensitive).
+            return xml.node_uri(self.id).is_empty() && self.name() == name.0;
+        }
         self.name_key() == name.1 && (name.0.len() <= 8 || self.name() == name.0)
     }
 

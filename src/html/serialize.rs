@@ -31,8 +31,12 @@ impl ElementRef<'_> {
     }
 }
 
-/// Appends the outer HTML of element `id` to `out`.
+/// Appends the outer HTML of element `id` to `out` (its XML for an XML document).
 pub(crate) fn element_html(doc: &Document, id: u32, out: &mut String) {
+    if let Some(xml) = doc.xml.as_deref() {
+        element_xml(doc, xml, id, out);
+        return;
+    }
     let Some(root) = doc.nodes.get(id as usize) else {
         return;
     };
@@ -82,6 +86,11 @@ pub(crate) fn element_html(doc: &Document, id: u32, out: &mut String) {
                 out.push_str("<!--");
                 out.push_str(doc.str(span));
                 out.push_str("-->");
+            }
+            Kind::Pi(span) => {
+                out.push_str("<?");
+                out.push_str(doc.str(span));
+                out.push_str("?>");
             }
             Kind::Document => {}
         }
@@ -221,5 +230,117 @@ fn push_quoted(value: &str, out: &mut String) {
         out.push('"');
         out.push_str(value);
         out.push('"');
+    }
+}
+
+/// An XML element as lxml prints it (`tostring(e, method="xml")`): `<name/>` when
+/// empty; the namespace declarations written on each element before its attributes,
+/// and on the printed element those in scope too — its own namespace's first, then
+/// the others from the nearest declaration outwards; `<`, `>`, `&` escaped in text, and
+/// `"`, tab and line breaks too in attribute values.
+fn element_xml(doc: &Document, xml: &super::dom::XmlInfo, id: u32, out: &mut String) {
+    let Some(root) = doc.nodes.get(id as usize) else {
+        return;
+    };
+    let end = root.end;
+    let mut open: Vec<u32> = Vec::new();
+    let mut i = id;
+    while i < end {
+        while let Some(&top) = open.last() {
+            if doc.nodes[top as usize].end > i {
+                break;
+            }
+            open.pop();
+            end_tag(doc, top, out);
+        }
+        let node = &doc.nodes[i as usize];
+        match node.kind {
+            Kind::Element { .. } => {
+                let name = element_name(doc, i);
+                out.push('<');
+                out.push_str(name);
+                let mut decls: Vec<(&str, &str)> = Vec::new();
+                if i == id {
+                    let uri = xml.node_uri(i);
+                    if !uri.is_empty() {
+                        let prefix = name.rsplit_once(':').map_or("", |(p, _)| p);
+                        decls.push((prefix, uri));
+                    }
+                    let mut at = i;
+                    while at != NONE && at != 0 {
+                        for (p, u) in xml.decls_of(at) {
+                            if !decls.iter().any(|(q, _)| *q == p) {
+                                decls.push((p, u));
+                            }
+                        }
+                        at = doc.nodes[at as usize].parent;
+                    }
+                } else {
+                    decls.extend(xml.decls_of(i));
+                }
+                for (p, u) in decls {
+                    out.push_str(if p.is_empty() { " xmlns" } else { " xmlns:" });
+                    out.push_str(p);
+                    out.push_str("=\"");
+                    escape_xml(u, true, out);
+                    out.push('"');
+                }
+                if let Kind::Element {
+                    attrs, attrs_len, ..
+                } = node.kind
+                {
+                    for a in doc
+                        .attrs
+                        .get(attrs as usize..(attrs + attrs_len) as usize)
+                        .unwrap_or(&[])
+                    {
+                        out.push(' ');
+                        out.push_str(doc.str(a.name));
+                        out.push_str("=\"");
+                        escape_xml(doc.str(a.value), true, out);
+                        out.push('"');
+                    }
+                }
+                if node.first_child == NONE {
+                    out.push_str("/>");
+                } else {
+                    out.push('>');
+                    open.push(i);
+                }
+            }
+            Kind::Text(span) => escape_xml(doc.str(span), false, out),
+            Kind::Comment(span) => {
+                out.push_str("<!--");
+                out.push_str(doc.str(span));
+                out.push_str("-->");
+            }
+            Kind::Pi(span) => {
+                out.push_str("<?");
+                out.push_str(doc.str(span));
+                out.push_str("?>");
+            }
+            Kind::Document => {}
+        }
+        i += 1;
+    }
+    while let Some(top) = open.pop() {
+        end_tag(doc, top, out);
+    }
+}
+
+/// libxml2's XML escaping: `<`, `>`, `&` (and `\r`) in text; in attribute values also
+/// `"` and the tab and line breaks, as character references.
+fn escape_xml(s: &str, attr: bool, out: &mut String) {
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\r' => out.push_str("&#13;"),
+            '"' if attr => out.push_str("&quot;"),
+            '\n' if attr => out.push_str("&#10;"),
+            '\t' if attr => out.push_str("&#9;"),
+            c => out.push(c),
+        }
     }
 }

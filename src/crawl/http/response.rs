@@ -39,6 +39,11 @@ struct Inner {
     text: OnceCell<Option<String>>,
     encoding: OnceCell<&'static encoding_rs::Encoding>,
     dom: OnceCell<crate::html::Document>,
+    /// The XML document after `remove_namespaces()`, and whether it was asked for.
+    stripped_dom: OnceCell<crate::html::Document>,
+    strip_namespaces: std::cell::Cell<bool>,
+    /// Namespaces registered for XPath (`register_namespace`).
+    namespaces: std::cell::RefCell<Vec<(String, String)>>,
     base: OnceCell<Url>,
     /// The base URL as Scrapy's `get_base_url` writes it (for `follow`).
     scrapy_base: OnceCell<String>,
@@ -155,6 +160,9 @@ impl ResponseBuilder {
                 text: OnceCell::new(),
                 encoding: OnceCell::new(),
                 dom: OnceCell::new(),
+                stripped_dom: OnceCell::new(),
+                strip_namespaces: std::cell::Cell::new(false),
+                namespaces: std::cell::RefCell::new(Vec::new()),
                 base: OnceCell::new(),
                 scrapy_base: OnceCell::new(),
             }),
@@ -498,11 +506,107 @@ impl Response {
         self.inner.dom.get()
     }
 
-    /// The parsed HTML document (built on first use) of [`selector_text`](Self::selector_text).
+    /// The parsed document (built on first use) of [`selector_text`](Self::selector_text):
+    /// XML for an [`is_xml`](Self::is_xml) response (Scrapy's `XmlResponse`; without
+    /// namespaces after [`remove_namespaces`](Self::remove_namespaces)), else HTML.
     pub fn document(&self) -> &crate::html::Document {
+        if self.inner.strip_namespaces.get() {
+            return self
+                .inner
+                .stripped_dom
+                .get_or_init(|| self.parse_document(true));
+        }
+        self.inner.dom.get_or_init(|| self.parse_document(false))
+    }
+
+    fn parse_document(&self, strip_namespaces: bool) -> crate::html::Document {
+        if self.is_xml() {
+            match crate::html::Document::parse_xml(self.selector_text(), strip_namespaces) {
+                Ok(doc) => return doc,
+                Err(e) => log::error!("{}: {e}", self.inner.url),
+            }
+            return crate::html::Document::parse("<html></html>");
+        }
+        crate::html::Document::parse(self.selector_text())
+    }
+
+    /// Whether Scrapy makes this an `XmlResponse` (its `responsetypes`): a
+    /// `Content-Type` of `text/xml`, `application/xml`, `application/rss+xml`,
+    /// `application/atom+xml` or `application/rdf+xml`; without one, a URL ending in
+    /// `.xml`, or a body that declares `<?xml` (and has no `<html>`) in its first
+    /// 5,000 bytes.
+    pub fn is_xml(&self) -> bool {
+        match self.inner.headers.get_str("Content-Type") {
+            Some(ct) => {
+                let mime = ct.split(';').next().unwrap_or("").trim();
+                [
+                    "text/xml",
+                    "application/xml",
+                    "application/rss+xml",
+                    "application/atom+xml",
+                    "application/rdf+xml",
+                ]
+                .iter()
+                .any(|m| mime.eq_ignore_ascii_case(m))
+            }
+            None => {
+                if self.inner.url.path().to_ascii_lowercase().ends_with(".xml") {
+                    return true;
+                }
+                let head =
+                    &self.inner.body.as_bytes()[..self.inner.body.as_bytes().len().min(5000)];
+                let has = |needle: &[u8]| {
+                    head.windows(needle.len())
+                        .any(|w| w.eq_ignore_ascii_case(needle))
+                };
+                !has(b"<html>") && has(b"<?xml")
+            }
+        }
+    }
+
+    /// parsel's `register_namespace(prefix, uri)`: the prefix in every XPath query of
+    /// this response from now on.
+    pub fn register_namespace(&self, prefix: &str, uri: &str) {
         self.inner
-            .dom
-            .get_or_init(|| crate::html::Document::parse(self.selector_text()))
+            .namespaces
+            .borrow_mut()
+            .push((prefix.to_owned(), uri.to_owned()));
+    }
+
+    /// parsel's `remove_namespaces()`: from now on this response's XML is selected
+    /// without namespaces (local names, namespaced attributes under their local
+    /// names), so `//item` finds the items of a feed with a default namespace.
+    pub fn remove_namespaces(&self) {
+        self.inner.strip_namespaces.set(true);
+    }
+
+    /// The document as a selection, with the registered namespaces.
+    fn selection(&self) -> Selection<'_> {
+        let base = Selection::of_document(self.document());
+        let registered = self.inner.namespaces.borrow();
+        if registered.is_empty() {
+            base
+        } else {
+            base.with_namespaces(registered.iter().map(|(p, u)| (p.as_str(), u.as_str())))
+        }
+    }
+
+    /// parsel's `response.xpath(query, namespaces={...})`.
+    pub fn xpath_ns(&self, query: &str, namespaces: &[(&str, &str)]) -> Selection<'_> {
+        self.selection().xpath_ns(query, namespaces)
+    }
+
+    /// [`xpath_ns`](Self::xpath_ns) returning the error (an undefined prefix...).
+    ///
+    /// # Errors
+    ///
+    /// As [`Selection::try_xpath_ns`].
+    pub fn try_xpath_ns(
+        &self,
+        query: &str,
+        namespaces: &[(&str, &str)],
+    ) -> Result<Selection<'_>, crate::html::XPathError> {
+        self.selection().try_xpath_ns(query, namespaces, &[])
     }
 
     /// The text parsel's `Selector(response)` parses, and so what Scrapy's selectors
@@ -534,7 +638,7 @@ impl Response {
     /// }
     /// ```
     pub fn css(&self, query: &str) -> Selection<'_> {
-        Selection::of_document(self.document()).css(query)
+        self.selection().css(query)
     }
 
     /// [`css`](Self::css), returning a malformed selector as an error (parsel raises
@@ -545,7 +649,7 @@ impl Response {
     /// The selector does not parse, or names a pseudo-element or pseudo-class cssselect
     /// does not know.
     pub fn try_css(&self, query: &str) -> Result<Selection<'_>, crate::html::SelectorError> {
-        Selection::of_document(self.document()).try_css(query)
+        self.selection().try_css(query)
     }
 
     /// Selects with an XPath 1.0 expression, the root element as the context node (as
@@ -566,12 +670,12 @@ impl Response {
     /// assert_eq!(r.css("ul").xpath("./li[1]/@class").get().as_deref(), Some("a"));
     /// ```
     pub fn xpath(&self, query: &str) -> Selection<'_> {
-        Selection::of_document(self.document()).xpath(query)
+        self.selection().xpath(query)
     }
 
     /// [`xpath`](Self::xpath) with `$variables` bound.
     pub fn xpath_with(&self, query: &str, vars: &[(&str, crate::html::XPathVar)]) -> Selection<'_> {
-        Selection::of_document(self.document()).xpath_with(query, vars)
+        self.selection().xpath_with(query, vars)
     }
 
     /// parsel's `response.jmespath(query)` (Scrapy 2.x): on a JSON response (any
@@ -626,7 +730,7 @@ impl Response {
         query: &str,
         vars: &[(&str, crate::html::XPathVar)],
     ) -> Result<Selection<'_>, crate::html::XPathError> {
-        Selection::of_document(self.document()).try_xpath(query, vars)
+        self.selection().try_xpath(query, vars)
     }
 }
 

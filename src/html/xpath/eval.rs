@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use super::error::XPathError;
 use super::funcs::{Func, number_to_string, string_to_number};
 use super::parse::{Arith, Axis, Cmp, Expr, NodeTest, Step};
-use crate::html::dom::{Document, Kind, NONE};
+use crate::html::dom::{Document, Kind, NONE, local_name};
 
 /// `XNode::id` of nodes made by `re:match` (not in the document): `sub` `2k` is the
 /// `k`-th `<match>` element, `2k + 1` its text.
@@ -186,6 +186,9 @@ impl<'d, 'v> Eval<'d, 'v> {
             if let Some(Kind::Text(span) | Kind::Comment(span)) = self.kind(n.id) {
                 return std::borrow::Cow::Borrowed(self.doc.str(span));
             }
+            if let Some(Kind::Pi(span)) = self.kind(n.id) {
+                return std::borrow::Cow::Borrowed(pi_parts(self.doc.str(span)).1);
+            }
         }
         std::borrow::Cow::Owned(self.string_value(n))
     }
@@ -207,6 +210,7 @@ impl<'d, 'v> Eval<'d, 'v> {
         }
         match self.kind(n.id) {
             Some(Kind::Text(span) | Kind::Comment(span)) => self.doc.str(span).to_owned(),
+            Some(Kind::Pi(span)) => pi_parts(self.doc.str(span)).1.to_owned(),
             Some(_) => {
                 let end = self.doc.nodes[n.id as usize].end;
                 let mut s = String::new();
@@ -413,7 +417,16 @@ impl<'d, 'v> Eval<'d, 'v> {
                 NodeTest::Node => true,
                 NodeTest::Any => axis == Axis::Attribute,
                 NodeTest::Name(name) => {
-                    axis == Axis::Attribute && self.attr(n).is_some_and(|(k, _)| k == name)
+                    axis == Axis::Attribute
+                        && self.attr_uri(n).is_empty()
+                        && self.attr(n).is_some_and(|(k, _)| k == name)
+                }
+                NodeTest::NsName { uri, local } => {
+                    axis == Axis::Attribute
+                        && self.attr_uri(n) == uri
+                        && local
+                            .as_deref()
+                            .is_none_or(|l| self.attr(n).is_some_and(|(k, _)| local_name(k) == l))
                 }
                 _ => false,
             };
@@ -422,11 +435,39 @@ impl<'d, 'v> Eval<'d, 'v> {
             (NodeTest::Node, Some(_)) => true,
             (NodeTest::Any, Some(Kind::Element { .. })) => axis != Axis::Attribute,
             (NodeTest::Name(name), Some(Kind::Element { .. })) => {
-                axis != Axis::Attribute && self.elem_name(n.id) == Some(name.as_str())
+                axis != Axis::Attribute
+                    && self.node_uri(n.id).is_empty()
+                    && self.elem_name(n.id) == Some(name.as_str())
+            }
+            (NodeTest::NsName { uri, local }, Some(Kind::Element { .. })) => {
+                axis != Axis::Attribute
+                    && self.node_uri(n.id) == uri
+                    && local
+                        .as_deref()
+                        .is_none_or(|l| self.elem_name(n.id).map(local_name) == Some(l))
             }
             (NodeTest::Text, Some(Kind::Text(_))) => true,
             (NodeTest::Comment, Some(Kind::Comment(_))) => true,
+            (NodeTest::Pi, Some(Kind::Pi(_))) => true,
             _ => false,
+        }
+    }
+
+    /// The namespace URI of element `id` ("" in HTML).
+    pub(crate) fn node_uri(&self, id: u32) -> &'d str {
+        self.doc.xml.as_ref().map_or("", |x| x.node_uri(id))
+    }
+
+    /// The namespace URI of attribute node `n` ("" in HTML).
+    pub(crate) fn attr_uri(&self, n: XNode) -> &'d str {
+        let Some(xml) = self.doc.xml.as_ref() else {
+            return "";
+        };
+        match (self.kind(n.id), n.sub.checked_sub(1)) {
+            (Some(Kind::Element { attrs, .. }), Some(i)) => {
+                xml.attr_uri(attrs as usize + i as usize)
+            }
+            _ => "",
         }
     }
 
@@ -748,5 +789,13 @@ fn exists_pair(op: Cmp, xs: &[f64], ys: &[f64]) -> bool {
             _ => false,
         },
         _ => false,
+    }
+}
+
+/// A processing instruction's target and data (`target data...`).
+pub(crate) fn pi_parts(text: &str) -> (&str, &str) {
+    match text.split_once(|c: char| c.is_ascii_whitespace()) {
+        Some((target, data)) => (target, data.trim_start()),
+        None => (text, ""),
     }
 }

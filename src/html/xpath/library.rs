@@ -49,6 +49,9 @@ impl<'d> Eval<'d, '_> {
         if n.sub > 0 {
             return self.attr(n).map(|(k, _)| k.to_owned()).unwrap_or_default();
         }
+        if let Some(crate::html::dom::Kind::Pi(span)) = self.kind(n.id) {
+            return super::eval::pi_parts(self.doc.str(span)).0.to_owned();
+        }
         self.elem_name(n.id).unwrap_or("").to_owned()
     }
 
@@ -86,12 +89,23 @@ impl<'d> Eval<'d, '_> {
             }
             LocalName | Name => Val::Str(
                 self.node_arg(args, ctx, f)?
-                    .map(|n| self.node_name(n))
+                    .map(|n| {
+                        let name = self.node_name(n);
+                        if f == LocalName && self.doc.xml.is_some() {
+                            crate::html::dom::local_name(&name).to_owned()
+                        } else {
+                            name
+                        }
+                    })
                     .unwrap_or_default(),
             ),
             NamespaceUri => {
-                self.node_arg(args, ctx, f)?;
-                Val::Str(std::string::String::new())
+                let uri = match self.node_arg(args, ctx, f)? {
+                    Some(n) if n.sub > 0 && n.sub != super::eval::NAMESPACE => self.attr_uri(n),
+                    Some(n) if n.sub == 0 && n.id != super::eval::FOREIGN => self.node_uri(n.id),
+                    _ => "",
+                };
+                Val::Str(uri.to_owned())
             }
             String => Val::Str(self.string_arg(args, 0, ctx)?),
             Concat => {

@@ -54,6 +54,8 @@ pub enum XPathItem<'d> {
     },
     /// A comment (its text).
     Comment(&'d str),
+    /// A processing instruction of an XML document (`target data`).
+    ProcessingInstruction(&'d str),
     /// A `<match>` element made by `re:match` (its text).
     Match(String),
     /// The text inside a `<match>` element.
@@ -109,8 +111,18 @@ impl XPath {
     /// prefix, or nests too deeply (32 levels of parentheses, or 256 chained
     /// operators).
     pub fn compile(expr: &str) -> Result<Self, XPathError> {
+        Self::compile_ns(expr, &[])
+    }
+
+    /// Compiles an expression whose name tests may use the prefixes of `namespaces`
+    /// (parsel's `xpath(query, namespaces={...})` and registered namespaces).
+    ///
+    /// # Errors
+    ///
+    /// As [`compile`](Self::compile).
+    pub fn compile_ns(expr: &str, namespaces: &[(&str, &str)]) -> Result<Self, XPathError> {
         Ok(Self {
-            expr: parse::parse(expr, PREFIXES)?,
+            expr: parse::parse(expr, PREFIXES, namespaces)?,
             source: expr.into(),
         })
     }
@@ -222,6 +234,7 @@ fn item<'d>(ev: &Eval<'d, '_>, n: XNode) -> XPathItem<'d> {
     match doc.nodes.get(n.id as usize).map(|x| x.kind) {
         Some(Kind::Text(span)) => XPathItem::Text(doc.str(span)),
         Some(Kind::Comment(span)) => XPathItem::Comment(doc.str(span)),
+        Some(Kind::Pi(span)) => XPathItem::ProcessingInstruction(doc.str(span)),
         Some(Kind::Element { .. }) => match ElementRef::new(doc, n.id) {
             Some(e) => XPathItem::Element(e),
             None => XPathItem::Root,

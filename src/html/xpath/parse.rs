@@ -72,9 +72,14 @@ pub(crate) enum NodeTest {
     Any,
     /// A name without prefix.
     Name(String),
-    /// `prefix:name` or `prefix:*` with a declared prefix: HTML nodes have no
-    /// namespace, so it matches nothing.
-    NoNamespaceMatch,
+    /// `prefix:name` or `prefix:*` (`local` `None`) with a declared prefix: the
+    /// nodes of that namespace (HTML nodes have none).
+    NsName {
+        /// The namespace the prefix stands for.
+        uri: String,
+        /// The local name, or `None` for `prefix:*`.
+        local: Option<String>,
+    },
     /// `node()`
     Node,
     /// `text()`
@@ -143,8 +148,13 @@ pub(crate) enum Expr {
     Call(Func, Vec<Expr>),
 }
 
-/// Compiles an expression; `prefixes` are the namespace prefixes in scope.
-pub(crate) fn parse(expr: &str, prefixes: &[&str]) -> Result<Expr, XPathError> {
+/// Compiles an expression; `prefixes` are the namespace prefixes always in scope
+/// (for functions), `namespaces` the (prefix, URI) pairs of name tests.
+pub(crate) fn parse(
+    expr: &str,
+    prefixes: &[&str],
+    namespaces: &[(&str, &str)],
+) -> Result<Expr, XPathError> {
     let toks = tokenize(expr)?;
     let mut p = Parser {
         toks,
@@ -152,6 +162,7 @@ pub(crate) fn parse(expr: &str, prefixes: &[&str]) -> Result<Expr, XPathError> {
         depth: 0,
         end: expr.chars().count(),
         prefixes,
+        namespaces,
     };
     if p.toks.is_empty() {
         return Err(XPathError::new(0, "empty expression"));
@@ -169,6 +180,7 @@ struct Parser<'p> {
     depth: usize,
     end: usize,
     prefixes: &'p [&'p str],
+    namespaces: &'p [(&'p str, &'p str)],
 }
 
 impl Parser<'_> {
@@ -508,8 +520,8 @@ impl Parser<'_> {
             }
             Tok::PrefixStar(prefix) => {
                 self.i += 1;
-                self.check_prefix(&prefix, pos)?;
-                Ok(NodeTest::NoNamespaceMatch)
+                let uri = self.namespace(&prefix, pos)?;
+                Ok(NodeTest::NsName { uri, local: None })
             }
             Tok::Name(prefix, name) => {
                 self.i += 1;
@@ -539,14 +551,32 @@ impl Parser<'_> {
                 }
                 match prefix {
                     Some(p) => {
-                        self.check_prefix(&p, pos)?;
-                        Ok(NodeTest::NoNamespaceMatch)
+                        let uri = self.namespace(&p, pos)?;
+                        Ok(NodeTest::NsName {
+                            uri,
+                            local: Some(name),
+                        })
                     }
                     None => Ok(NodeTest::Name(name)),
                 }
             }
             _ => Err(self.error("expected a node test")),
         }
+    }
+
+    /// The namespace a name test's prefix stands for: one given, `xml`'s, or (for
+    /// parsel's `re` and `set`) the EXSLT one, which no node has.
+    fn namespace(&self, prefix: &str, pos: usize) -> Result<String, XPathError> {
+        if let Some((_, uri)) = self.namespaces.iter().rev().find(|(p, _)| *p == prefix) {
+            return Ok((*uri).to_owned());
+        }
+        self.check_prefix(prefix, pos)?;
+        Ok(match prefix {
+            "xml" => crate::html::xml::XML_NAMESPACE.to_owned(),
+            "re" => "http://exslt.org/regular-expressions".to_owned(),
+            "set" => "http://exslt.org/sets".to_owned(),
+            other => other.to_owned(),
+        })
     }
 
     fn check_prefix(&self, prefix: &str, pos: usize) -> Result<(), XPathError> {

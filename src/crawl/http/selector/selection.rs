@@ -53,17 +53,34 @@ thread_local! {
 }
 
 /// Compiles (once per distinct expression) and caches an XPath expression.
-fn xpath(expr: &str) -> Result<Rc<XPath>, XPathError> {
+fn xpath(expr: &str, namespaces: &[(String, String)]) -> Result<Rc<XPath>, XPathError> {
+    // The namespaces are part of what the expression means: part of the key.
+    let key: std::borrow::Cow<'_, str> = if namespaces.is_empty() {
+        std::borrow::Cow::Borrowed(expr)
+    } else {
+        let mut k = expr.to_owned();
+        for (p, u) in namespaces {
+            k.push('\0');
+            k.push_str(p);
+            k.push('\0');
+            k.push_str(u);
+        }
+        std::borrow::Cow::Owned(k)
+    };
     XPATHS.with(|cache| {
-        if let Some(x) = cache.borrow().get(expr) {
+        if let Some(x) = cache.borrow().get(key.as_ref()) {
             return x.clone();
         }
-        let compiled = XPath::compile(expr).map(Rc::new);
+        let pairs: Vec<(&str, &str)> = namespaces
+            .iter()
+            .map(|(p, u)| (p.as_str(), u.as_str()))
+            .collect();
+        let compiled = XPath::compile_ns(expr, &pairs).map(Rc::new);
         let mut cache = cache.borrow_mut();
         if cache.len() > 1024 {
             cache.clear();
         }
-        cache.insert(expr.to_owned(), compiled.clone());
+        cache.insert(key.into_owned(), compiled.clone());
         compiled
     })
 }
@@ -198,6 +215,9 @@ pub struct Selection<'a> {
     items: Items<'a>,
     /// The selection is the document itself (its root element is in scope).
     root: bool,
+    /// Namespace prefixes for XPath name tests (parsel's registered namespaces),
+    /// passed on to sub-selections.
+    namespaces: Option<Rc<[(String, String)]>>,
 }
 
 impl<'a> Selection<'a> {
@@ -207,7 +227,25 @@ impl<'a> Selection<'a> {
         Selection {
             items: doc.root_element().map(Node::Element).into_iter().collect(),
             root: true,
+            namespaces: None,
         }
+    }
+
+    /// Registers namespace prefixes for XPath name tests in this selection and those
+    /// made from it (parsel's `register_namespace`; `namespaces=` of one query is
+    /// [`xpath_ns`](Self::xpath_ns)).
+    pub fn with_namespaces<P: AsRef<str>, U: AsRef<str>>(
+        mut self,
+        namespaces: impl IntoIterator<Item = (P, U)>,
+    ) -> Self {
+        let mut all: Vec<(String, String)> = self.namespaces.as_deref().unwrap_or(&[]).to_vec();
+        all.extend(
+            namespaces
+                .into_iter()
+                .map(|(p, u)| (p.as_ref().to_owned(), u.as_ref().to_owned())),
+        );
+        self.namespaces = (!all.is_empty()).then(|| all.into());
+        self
     }
 
     /// Nothing selected.
@@ -215,6 +253,7 @@ impl<'a> Selection<'a> {
         Selection {
             items: Items::new(),
             root: false,
+            namespaces: None,
         }
     }
 
@@ -223,6 +262,7 @@ impl<'a> Selection<'a> {
         Selection {
             items: smallvec::smallvec![Node::Json(Rc::new(data))],
             root: false,
+            namespaces: None,
         }
     }
 
@@ -318,7 +358,11 @@ impl<'a> Selection<'a> {
             }
             matched.clear();
         }
-        Ok(Selection { items, root: false })
+        Ok(Selection {
+            items,
+            root: false,
+            namespaces: self.namespaces.clone(),
+        })
     }
 
     /// The first result, if it is an element.
@@ -341,10 +385,7 @@ impl<'a> Selection<'a> {
     pub fn xpath_with(&self, query: &str, vars: &[(&str, XPathVar)]) -> Selection<'a> {
         self.try_xpath(query, vars).unwrap_or_else(|e| {
             log::error!("{e} in {query:?}");
-            Selection {
-                items: Items::new(),
-                root: false,
-            }
+            Selection::empty()
         })
     }
 
@@ -360,7 +401,41 @@ impl<'a> Selection<'a> {
         query: &str,
         vars: &[(&str, XPathVar)],
     ) -> Result<Selection<'a>, XPathError> {
-        let x = xpath(query)?;
+        self.try_xpath_ns(query, &[], vars)
+    }
+
+    /// parsel's `xpath(query, namespaces={...})`: the prefixes given (over the
+    /// registered ones) for this query; the results keep the registered ones only.
+    pub fn xpath_ns(&self, query: &str, namespaces: &[(&str, &str)]) -> Selection<'a> {
+        self.try_xpath_ns(query, namespaces, &[])
+            .unwrap_or_else(|e| {
+                log::error!("{e} in {query:?}");
+                Selection::empty()
+            })
+    }
+
+    /// [`xpath_ns`](Self::xpath_ns) with variables, returning the error.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_xpath`](Self::try_xpath); an undefined prefix too.
+    pub fn try_xpath_ns(
+        &self,
+        query: &str,
+        namespaces: &[(&str, &str)],
+        vars: &[(&str, XPathVar)],
+    ) -> Result<Selection<'a>, XPathError> {
+        let x = if namespaces.is_empty() {
+            xpath(query, self.namespaces.as_deref().unwrap_or(&[]))?
+        } else {
+            let mut all: Vec<(String, String)> = self.namespaces.as_deref().unwrap_or(&[]).to_vec();
+            all.extend(
+                namespaces
+                    .iter()
+                    .map(|(p, u)| ((*p).to_owned(), (*u).to_owned())),
+            );
+            xpath(query, &all)?
+        };
         let mut items = Items::new();
         let itself = query.trim() == ".";
         for item in &self.items {
@@ -393,6 +468,7 @@ impl<'a> Selection<'a> {
                         XPathItem::Element(e) => Node::Element(e),
                         XPathItem::Text(t) => Node::Text(t),
                         XPathItem::Comment(t) => Node::Comment(t),
+                        XPathItem::ProcessingInstruction(t) => Node::Str(format!("<?{t}?>").into()),
                         XPathItem::Attribute { value, .. } => Node::Attr(value),
                         XPathItem::Match(t) => Node::Match(t.into(), doc),
                         XPathItem::MatchText(t) => Node::Str(t.into()),
@@ -411,7 +487,11 @@ impl<'a> Selection<'a> {
                 }
             }
         }
-        Ok(Selection { items, root: false })
+        Ok(Selection {
+            items,
+            root: false,
+            namespaces: self.namespaces.clone(),
+        })
     }
 
     /// parsel's `.jmespath(query)`: each result's text parsed as JSON (an element's
@@ -443,7 +523,11 @@ impl<'a> Selection<'a> {
             };
             items.extend(jmespath_search(&expr, &data)?);
         }
-        Ok(Selection { items, root: false })
+        Ok(Selection {
+            items,
+            root: false,
+            namespaces: self.namespaces.clone(),
+        })
     }
 
     /// The results as JSON values (strings for texts and attributes).
@@ -646,11 +730,13 @@ impl<'a> IntoIterator for Selection<'a> {
     type IntoIter = std::vec::IntoIter<Selection<'a>>;
 
     fn into_iter(self) -> Self::IntoIter {
+        let namespaces = self.namespaces;
         self.items
             .into_iter()
             .map(|n| Selection {
                 items: smallvec::smallvec![n],
                 root: false,
+                namespaces: namespaces.clone(),
             })
             .collect::<Vec<_>>()
             .into_iter()
