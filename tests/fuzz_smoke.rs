@@ -337,5 +337,8 @@ fn xml_parser_survives_mutated_feeds() {
             }
         }
     }
-    assert!(parsed > 1_000 && refused > 10, "{parsed} parsed, {refused} refused");
+    assert!(
+        parsed > 1_000 && refused > 10,
+        "{parsed} parsed, {refused} refused"
+    );
 }

@@ -388,27 +388,49 @@ impl Selector {
     }
 
     /// `false` when `element` cannot match, by its name alone; `true` means "maybe".
+    /// (HTML only: an XML element is tested by [`matches_with`](Self::matches_with).)
     pub(crate) fn may_match(&self, element: &ElementRef<'_>) -> bool {
-        element.doc.is_xml()
-            || self
-                .subjects
-                .as_ref()
-                .is_none_or(|keys| keys.contains(&element.name_key()))
+        self.subjects
+            .as_ref()
+            .is_none_or(|keys| keys.contains(&element.name_key()))
     }
 
     pub(crate) fn matches_with(&self, element: &ElementRef<'_>, cache: &mut MatchCache) -> bool {
-        if let Some(c) = &self.compound
-            && !element.doc.is_xml()
-        {
+        if element.doc.is_xml() {
+            return self.matches_generally(element, cache);
+        }
+        self.matches_html(element, cache)
+    }
+
+    /// [`matches_with`](Self::matches_with) for an element of an HTML document.
+    fn matches_html(&self, element: &ElementRef<'_>, cache: &mut MatchCache) -> bool {
+        if let Some(c) = &self.compound {
             // What `selectors` does for these two components: the local name (lower
             // case: an HTML element in an HTML document), the classes case-sensitively
             // (no quirks mode).
-            return element.has_local_name(&c.name)
+            return element.name_key() == c.name.1
+                && (c.name.0.len() <= 8 || element.name() == c.name.0)
                 && c.classes
                     .iter()
                     .all(|class| element.has_class(class, CaseSensitivity::CaseSensitive));
         }
         self.matches_generally(element, cache)
+    }
+
+    /// Whether `element`, one of the elements a walk over `doc` meets, matches: the
+    /// document's kind asked once per walk (`xml`), not per element.
+    #[inline]
+    pub(crate) fn matches_in(
+        &self,
+        xml: bool,
+        element: &ElementRef<'_>,
+        cache: &mut MatchCache,
+    ) -> bool {
+        if xml {
+            self.matches_generally(element, cache)
+        } else {
+            self.may_match(element) && self.matches_html(element, cache)
+        }
     }
 
     /// [`matches_with`](Self::matches_with) through `selectors`' matching context.
@@ -644,10 +666,10 @@ impl Document {
     pub fn select(&self, selector: &Selector) -> Vec<ElementRef<'_>> {
         let mut out = Vec::new();
         let mut cache = MatchCache::default();
+        let xml = self.is_xml();
         for id in 1..self.nodes.len() as u32 {
             if let Some(e) = ElementRef::new(self, id)
-                && selector.may_match(&e)
-                && selector.matches_with(&e, &mut cache)
+                && selector.matches_in(xml, &e, &mut cache)
             {
                 out.push(e);
             }
@@ -670,10 +692,10 @@ impl<'a> ElementRef<'a> {
     /// [`select`](Self::select), handing each match to `found` in document order.
     pub fn select_each(&self, selector: &Selector, mut found: impl FnMut(ElementRef<'a>)) {
         let mut cache = MatchCache::default();
+        let xml = self.doc.is_xml();
         for id in self.id + 1..self.node().end {
             if let Some(e) = ElementRef::new(self.doc, id)
-                && selector.may_match(&e)
-                && selector.matches_with(&e, &mut cache)
+                && selector.matches_in(xml, &e, &mut cache)
             {
                 found(e);
             }
