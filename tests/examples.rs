@@ -199,3 +199,11 @@ fn csv_feed_reads_every_row_of_the_quotes_feed() {
         "{out}"
     );
 }
+
+#[test]
+fn xml_feed_reads_every_node_of_the_rss_and_atom_feeds() {
+    let out = run("xml_feed", &[]);
+    assert!(out.contains("100 items from the RSS feed"), "{out}");
+    let out = run("xml_feed", &["--atom"]);
+    assert!(out.contains("100 items from the Atom feed"), "{out}");
+}

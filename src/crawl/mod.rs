@@ -74,7 +74,7 @@ pub use self::http::selector::Selection;
 pub use self::linkextract::{Link, LinkExtractor};
 pub use self::spiders::{
     CallbackResult, Contract, CrawlSpider, CsvFeed, CsvFeedSpider, Output, Outputs, Rule,
-    SitemapSpider, Spider, outputs,
+    SitemapSpider, Spider, XmlFeed, XmlFeedSpider, XmlIterator, outputs,
 };
 pub use self::util::canonical::{
     canonicalize_url, safe_url_string, safe_url_string_encoded, urljoin,

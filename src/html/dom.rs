@@ -126,8 +126,9 @@ impl XmlInfo {
     }
 }
 
-/// The local part of a qualified name (`media:thumbnail` → `thumbnail`).
-pub(crate) fn local_name(qname: &str) -> &str {
+/// The local part of a qualified name (`media:thumbnail` → `thumbnail`), as XPath's
+/// `local-name()` gives it.
+pub fn local_name(qname: &str) -> &str {
     qname.rsplit_once(':').map_or(qname, |(_, l)| l)
 }
 

@@ -46,7 +46,7 @@ mod tree;
 mod xml;
 mod xpath;
 
-pub use dom::{Child, Document, ElementRef, Node, NodeId};
+pub use dom::{Child, Document, ElementRef, Node, NodeId, local_name as local_name_of};
 pub use entities::{LONGEST_NAME, decode_entities};
 pub use links::{RawLink, TextBudget, rel_has_nofollow, scan_links};
 pub use name::name_key;

@@ -86,6 +86,8 @@ struct Builder {
     /// Text read since the last node.
     text: String,
     strip: bool,
+    /// How many scope entries were inherited from outside the text.
+    inherited: usize,
 }
 
 impl Builder {
@@ -254,6 +256,19 @@ impl Builder {
             for (p, i) in decls {
                 self.info.decls.push((id, p, i));
             }
+            if id == 1 {
+                // A fragment's root: the declarations it inherited, after its own,
+                // in document order, the nearest of a prefix kept.
+                for k in 0..self.inherited {
+                    let (p, i) = self.scope[k].clone();
+                    let shadowed = self.scope[k + 1..self.inherited]
+                        .iter()
+                        .any(|(q, _)| *q == p);
+                    if !shadowed && !self.info.decls.iter().any(|d| d.0 == 1 && d.1 == p) {
+                        self.info.decls.push((1, p, i));
+                    }
+                }
+            }
         }
         self.open.push((id, qname, declared));
         Ok(())
@@ -290,6 +305,22 @@ impl Document {
     /// No root element could be read. A document malformed later keeps what came
     /// before the error (lxml's recovery), logged.
     pub fn parse_xml(text: &str, strip_namespaces: bool) -> Result<Document, String> {
+        Self::parse_xml_in_scope(text, strip_namespaces, &[])
+    }
+
+    /// [`parse_xml`](Self::parse_xml) of a fragment cut from a larger document, with
+    /// the namespace declarations in scope where it was cut (`(prefix, uri)`, the
+    /// default namespace's prefix empty): declared on its root element, as lxml
+    /// prints a node of a document (Scrapy's `xmliter_lxml` parses that print).
+    ///
+    /// # Errors
+    ///
+    /// As [`parse_xml`](Self::parse_xml).
+    pub fn parse_xml_in_scope(
+        text: &str,
+        strip_namespaces: bool,
+        scope: &[(String, String)],
+    ) -> Result<Document, String> {
         let normalised;
         let text = if text.contains('\r') {
             normalised = text.replace("\r\n", "\n").replace('\r', "\n");
@@ -312,6 +343,7 @@ impl Document {
             scope: Vec::new(),
             text: String::new(),
             strip: strip_namespaces,
+            inherited: 0,
         };
         b.doc.nodes.push(Node {
             parent: NONE,
@@ -323,6 +355,11 @@ impl Document {
             kind: Kind::Document,
         });
         b.info.node_ns.push(0);
+        for (prefix, uri) in scope {
+            let i = b.uri_index(uri);
+            b.scope.push((prefix.clone(), i));
+        }
+        b.inherited = b.scope.len();
         let mut seen_root = false;
         loop {
             let event = match reader.read_event() {

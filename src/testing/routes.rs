@@ -35,6 +35,24 @@ impl Shared {
                 Some((0, _)) => Reply::Reset,
                 Some((status, body)) => text(*status, body.clone()),
             },
+            "feeds" if second == "quotes.rss" || second == "quotes.atom" => Reply::Full {
+                status: 200,
+                headers: vec![(
+                    "Content-Type".into(),
+                    if second == "quotes.rss" {
+                        "application/rss+xml".into()
+                    } else {
+                        "application/atom+xml".into()
+                    },
+                )],
+                body: if second == "quotes.rss" {
+                    site.quotes_rss()
+                } else {
+                    site.quotes_atom()
+                }
+                .into_bytes(),
+                close: false,
+            },
             "feeds" if second == "quotes.csv" => Reply::Full {
                 status: 200,
                 headers: vec![("Content-Type".into(), "text/csv; charset=utf-8".into())],

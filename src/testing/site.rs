@@ -514,6 +514,54 @@ impl Site {
         out
     }
 
+    /// Every quote of the tutorial list pages as an RSS 2.0 feed (`/feeds/quotes.rss`):
+    /// an `<item>` per quote with its `title`, `dc:creator` (the author),
+    /// `content:encoded` (the text in CDATA) and a `category` per tag.
+    pub fn quotes_rss(&self) -> String {
+        let mut out = String::from(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<rss version=\"2.0\" \
+             xmlns:content=\"http://purl.org/rss/1.0/modules/content/\" \
+             xmlns:dc=\"http://purl.org/dc/elements/1.1/\">\n<channel>\n<title>Quotes</title>\n",
+        );
+        for n in 1..=self.quote_list_pages() {
+            for (i, q) in self.list_quotes(n).into_iter().enumerate() {
+                out.push_str(&format!(
+                    "<item>\n<title>Quote {n}.{i}</title>\n<link>{}/page/{n}/#{i}</link>\n\
+                     <dc:creator>{}</dc:creator>\n<content:encoded><![CDATA[<p>{}</p>]]></content:encoded>\n",
+                    self.base,
+                    xml_escape(&q.author),
+                    q.text.replace("]]>", "]]]]><![CDATA[>"),
+                ));
+                for tag in &q.tags {
+                    out.push_str(&format!("<category>{}</category>\n", xml_escape(tag)));
+                }
+                out.push_str("</item>\n");
+            }
+        }
+        out.push_str("</channel>\n</rss>\n");
+        out
+    }
+
+    /// The same quotes as an Atom feed (`/feeds/quotes.atom`): a default namespace, an
+    /// `<entry>` per quote with `title`, `author/name` and a `link href`.
+    pub fn quotes_atom(&self) -> String {
+        let mut out = String::from(
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\">\n<title>Quotes</title>\n",
+        );
+        for n in 1..=self.quote_list_pages() {
+            for (i, q) in self.list_quotes(n).into_iter().enumerate() {
+                out.push_str(&format!(
+                    "<entry>\n<title>{}</title>\n<author><name>{}</name></author>\n<link href=\"{}/page/{n}/#{i}\"/>\n</entry>\n",
+                    xml_escape(&q.text),
+                    xml_escape(&q.author),
+                    self.base,
+                ));
+            }
+        }
+        out.push_str("</feed>\n");
+        out
+    }
+
     /// The HTML of tutorial list page `n`, or `None` past the last.
     pub fn render_list_page(&self, n: usize) -> Option<String> {
         if n == 0 || n > self.quote_list_pages() {
@@ -569,6 +617,13 @@ impl Site {
             1 + index % 28
         ))
     }
+}
+
+/// `<`, `>`, `&` escaped for XML text.
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 #[cfg(test)]
