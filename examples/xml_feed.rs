@@ -1,10 +1,12 @@
-// cargo run --release --example xml_feed -- [--atom] [OUTPUT.jsonl]
+// cargo run --release --example xml_feed -- [--atom | --products] [OUTPUT.jsonl]
 //
 // Scrapy's XMLFeedSpider on trawl: the fixture site's quotes as an RSS feed
 // (`/feeds/quotes.rss`, read with the streaming `iternodes` iterator: `dc:` and
 // `content:` prefixes, CDATA) or, with `--atom`, as an Atom feed with a default
 // namespace (`/feeds/quotes.atom`, read with the `xml` iterator and a registered `a`
-// prefix, as Scrapy users must for Atom); one item per node, exported as JSON lines.
+// prefix, as Scrapy users must for Atom), or with `--products` as a product feed with
+// `g:`-namespaced elements and attributes (`/feeds/products.xml`, `iternodes` over
+// `product`); one item per node, exported as JSON lines.
 
 use trawl::crawl::{
     CallbackResult, Item, Output, Priority, Response, Selection, Settings, Spider, XmlFeed,
@@ -14,9 +16,16 @@ use trawl::testing::{FixtureOptions, FixtureServer};
 
 const ATOM: &str = "http://www.w3.org/2005/Atom";
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Rss,
+    Atom,
+    Products,
+}
+
 struct Quotes {
     feed: String,
-    atom: bool,
+    kind: Kind,
 }
 
 impl Spider for Quotes {
@@ -31,7 +40,18 @@ impl Spider for Quotes {
 
 impl XmlFeed for Quotes {
     fn parse_node(&mut self, _response: &Response, node: &Selection<'_>) -> CallbackResult {
-        let item = if self.atom {
+        let item = if self.kind == Kind::Products {
+            Item::new()
+                .with("id", node.xpath("@id").get())
+                .with("gid", node.xpath("@g:id").get())
+                .with("name", node.xpath("name/text()").get())
+                .with("price", node.xpath("g:price/text()").get())
+                .with(
+                    "in_stock",
+                    node.xpath("g:availability/text()").get().as_deref() == Some("in stock"),
+                )
+                .with("link", node.xpath("link/text()").get())
+        } else if self.kind == Kind::Atom {
             Item::new()
                 .with("text", node.xpath("a:title/text()").get())
                 .with("author", node.xpath("a:author/a:name/text()").get())
@@ -56,29 +76,37 @@ impl XmlFeed for Quotes {
 fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let atom = args.iter().any(|a| a == "--atom");
+    let kind = if args.iter().any(|a| a == "--atom") {
+        Kind::Atom
+    } else if args.iter().any(|a| a == "--products") {
+        Kind::Products
+    } else {
+        Kind::Rss
+    };
     let output = args
         .iter()
         .find(|a| !a.starts_with("--"))
         .cloned()
         .unwrap_or_else(|| "quotes_xml.jsonl".into());
     let server = FixtureServer::start(FixtureOptions::default()).expect("fixture server");
-    let feed = server.url(if atom {
-        "/feeds/quotes.atom"
-    } else {
-        "/feeds/quotes.rss"
+    let feed = server.url(match kind {
+        Kind::Atom => "/feeds/quotes.atom",
+        Kind::Products => "/feeds/products.xml",
+        Kind::Rss => "/feeds/quotes.rss",
     });
-    let spider = XmlFeedSpider::new(Quotes { feed, atom });
-    let spider = if atom {
-        spider
+    let spider = XmlFeedSpider::new(Quotes { feed, kind });
+    let spider = match kind {
+        Kind::Atom => spider
             .iterator(XmlIterator::Xml)
             .itertag("a:entry")
-            .namespaces(&[("a", ATOM)])
-    } else {
-        spider.itertag("item").namespaces(&[
+            .namespaces(&[("a", ATOM)]),
+        Kind::Products => spider
+            .itertag("product")
+            .namespaces(&[("g", "http://base.google.com/ns/1.0")]),
+        Kind::Rss => spider.itertag("item").namespaces(&[
             ("content", "http://purl.org/rss/1.0/modules/content/"),
             ("dc", "http://purl.org/dc/elements/1.1/"),
-        ])
+        ]),
     };
     let mut settings = Settings::new();
     settings.set(
@@ -91,7 +119,11 @@ fn main() {
         Ok(crawler) => println!(
             "{} items from the {} feed, written to {output}",
             crawler.stats.get_int("item_scraped_count"),
-            if atom { "Atom" } else { "RSS" },
+            match kind {
+                Kind::Atom => "Atom",
+                Kind::Products => "product",
+                Kind::Rss => "RSS",
+            },
         ),
         Err(f) => {
             eprintln!("crawl failed: {f}");

@@ -206,4 +206,18 @@ fn xml_feed_reads_every_node_of_the_rss_and_atom_feeds() {
     assert!(out.contains("100 items from the RSS feed"), "{out}");
     let out = run("xml_feed", &["--atom"]);
     assert!(out.contains("100 items from the Atom feed"), "{out}");
+    // One product per author of the fixture's quotes.
+    let out = run("xml_feed", &["--products"]);
+    assert!(out.contains("20 items from the product feed"), "{out}");
+}
+
+#[test]
+fn feed_memory_reads_every_node_and_row() {
+    // The memory figures are a benchmark (benches/RESULTS.md); here each mode runs
+    // through a small feed to its end.
+    for mode in ["iternodes", "csv", "xml"] {
+        let out = run("feed_memory", &["2", mode]);
+        assert!(out.contains(&format!("\"mode\": \"{mode}\"")), "{out}");
+        assert!(!out.contains("\"items\": 0,"), "{out}");
+    }
 }

@@ -90,6 +90,13 @@ fn function(name: &str) -> Processor {
             let n = ctx.get("n").and_then(Value::as_u64).unwrap_or(1) as usize;
             Ok(Some(json!(s(&v)?.repeat(n))))
         }),
+        "filter_world" => Processor::function(|v| Ok((v.as_str() != Some("world")).then_some(v))),
+        "plus_one" => Processor::function(|v| match v.as_i64() {
+            Some(n) => Ok(Some(json!(n + 1))),
+            None => Err(format!(
+                "TypeError: can only concatenate str (not \"int\") to {v}"
+            )),
+        }),
         other => panic!("no function {other}"),
     }
 }
@@ -273,6 +280,33 @@ fn item_loaders_match_itemloaders() {
         }
     }
     assert!(scenarios.len() >= 20);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn processors_match_itemloaders_own_cases() {
+    let data: Value = serde_json::from_str(include_str!("data/itemloaders/itemloaders.json"))
+        .expect("itemloaders.json");
+    let cases = data["processors"].as_array().expect("processors");
+    let mut failures = Vec::new();
+    for case in cases {
+        let p = processor(&case["processor"]);
+        let ours = p.call(case["input"].clone());
+        let same = match (&ours, case.get("output")) {
+            (Ok(v), Some(want)) => v == want,
+            (Err(_), None) => true,
+            _ => false,
+        };
+        if !same {
+            failures.push(format!(
+                "{} on {}: {ours:?}, itemloaders {}",
+                case["processor"],
+                case["input"],
+                case.get("output").unwrap_or(&case["error"])
+            ));
+        }
+    }
+    assert!(cases.len() >= 20);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

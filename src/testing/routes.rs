@@ -35,6 +35,12 @@ impl Shared {
                 Some((0, _)) => Reply::Reset,
                 Some((status, body)) => text(*status, body.clone()),
             },
+            "feeds" if second == "products.xml" => Reply::Full {
+                status: 200,
+                headers: vec![("Content-Type".into(), "application/xml".into())],
+                body: site.products_xml().into_bytes(),
+                close: false,
+            },
             "feeds" if second == "quotes.rss" || second == "quotes.atom" => Reply::Full {
                 status: 200,
                 headers: vec![(

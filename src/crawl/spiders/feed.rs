@@ -103,7 +103,6 @@ impl<S: CsvFeed + 'static> CsvFeedSpider<S> {
         let response = self.inner.borrow_mut().adapt_response(response);
         Box::new(Rows {
             spider: Rc::clone(&self.inner),
-            text: Rc::from(response.text()),
             response,
             options: self.options.clone(),
             offset: 0,
@@ -119,7 +118,6 @@ impl<S: CsvFeed + 'static> CsvFeedSpider<S> {
 struct Rows<S> {
     spider: Rc<RefCell<S>>,
     response: Response,
-    text: Rc<str>,
     options: Options,
     /// Where the next row starts in `text`, and the lines read before it.
     offset: usize,
@@ -133,7 +131,9 @@ struct Rows<S> {
 impl<S: CsvFeed> Rows<S> {
     /// The next row's fields, reading on from `offset`.
     fn next_fields(&mut self) -> Option<Result<Vec<String>, Failure>> {
-        let rest = self.text.get(self.offset..)?;
+        // The response's own text (decoded once, shared): no copy of the feed.
+        let response = self.response.clone();
+        let rest = response.text().get(self.offset..)?;
         let mut reader = CsvReader::new(
             rest,
             self.options.delimiter.unwrap_or(','),
@@ -374,7 +374,6 @@ impl<S: XmlFeed + 'static> XmlFeedSpider<S> {
         match self.iterator {
             XmlIterator::IterNodes => Box::new(XmlNodes {
                 spider: Rc::clone(&self.inner),
-                text: Rc::from(response.text()),
                 response,
                 itertag: self.itertag.clone(),
                 namespaces: self.namespaces.clone(),
@@ -442,7 +441,6 @@ type NodeStart = (usize, usize, Vec<(String, String)>);
 struct XmlNodes<S> {
     spider: Rc<RefCell<S>>,
     response: Response,
-    text: Rc<str>,
     itertag: String,
     namespaces: Vec<(String, String)>,
     /// Where reading resumes in `text`.
@@ -480,8 +478,9 @@ impl<S: XmlFeed> XmlNodes<S> {
 
     /// Reads on to the next node; its outputs into `pending`. `Ok(false)`: no more.
     fn next_node(&mut self) -> Result<bool, Failure> {
-        let text = Rc::clone(&self.text);
-        let Some(rest) = text.get(self.offset..) else {
+        // The response's own text (decoded once, shared): no copy of the feed.
+        let response = self.response.clone();
+        let Some(rest) = response.text().get(self.offset..) else {
             return Ok(false);
         };
         let mut reader = quick_xml::Reader::from_str(rest);

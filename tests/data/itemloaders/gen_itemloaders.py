@@ -17,7 +17,9 @@ one-liner trawl's test reproduces) or a processor. Operations:
 (the result is recorded), ["nested_css" | "nested_xpath", query, [operations]],
 ["get_collected_values", field], ["get_output_value", field].
 The record: each recorded operation's result, and load_item() as a dict; or the
-error's type.
+error's type. `processors`: the processors alone on inputs, itemloaders' own
+tests/test_processors.py cases (and a few SelectJmes ones of tests/test_select_jmes.py),
+each output or the error's type.
 """
 
 import json
@@ -54,6 +56,38 @@ def times_n(x, loader_context):
 
 
 FUNCTIONS["times_n"] = times_n
+# From itemloaders' own tests (tests/test_processors.py).
+FUNCTIONS["filter_world"] = lambda x: None if x == "world" else x
+FUNCTIONS["plus_one"] = lambda x: x + 1
+
+# itemloaders' tests/test_processors.py cases (the processors alone): (processor,
+# input); the output is recorded, or the error's type.
+PROCESSOR_CASES = [
+    ({"TakeFirst": []}, [None, "", "hello", "world"]),
+    ({"TakeFirst": []}, [None, "", 0, "hello", "world"]),
+    ({"TakeFirst": []}, []),
+    ({"Identity": []}, [None, "", "hello", "world"]),
+    ({"Join": None}, [None, "", "hello", "world"]),
+    ({"Join": None}, ["", "hello", "world"]),
+    ({"Join": None}, ["hello", "world"]),
+    ({"Join": "<br>"}, ["a", "b"]),
+    ({"Compose": ["first", "upper"]}, ["hello", "world"]),
+    ({"Compose": ["upper"]}, None),
+    ({"Compose": ["upper", "plus_one"]}, "hello"),
+    ({"MapCompose": ["filter_world", "upper"]}, ["hello", "world", "this", "is", "scrapy"]),
+    ({"MapCompose": ["filter_world", "upper"]}, None),
+    ({"MapCompose": ["filter_world", "upper"]}, [1]),
+    ({"MapCompose": ["filter_world", "plus_one"]}, "hello"),
+    ({"MapCompose": ["split"]}, ["a b", "c"]),
+    ({"SelectJmes": "foo"}, {"foo": "bar"}),
+    ({"SelectJmes": "foo"}, {"foo": {"bar": "baz"}}),
+    ({"SelectJmes": "foo.bar"}, {"foo": {"bar": "baz"}}),
+    ({"SelectJmes": "foo[0]"}, {"foo": ["bar", "baz"]}),
+    ({"SelectJmes": "foo[-1]"}, {"foo": ["bar", "baz"]}),
+    ({"SelectJmes": "foo[:2]"}, {"foo": ["a", "b", "c"]}),
+    ({"SelectJmes": "foo.bar"}, {"foo": "bar"}),
+    ({"MapCompose": [{"SelectJmes": "name"}]}, [{"name": "a"}, {"name": "b"}, {}]),
+]
 
 
 def processor(spec):
@@ -276,6 +310,14 @@ def main():
         except Exception as exc:  # noqa: BLE001 - a recorded answer
             record["error"] = type(exc).__name__
         out["scenarios"].append(record)
+    out["processors"] = []
+    for spec, value in PROCESSOR_CASES:
+        case = {"processor": spec, "input": value}
+        try:
+            case["output"] = jsonable(processor(spec)(value))
+        except Exception as exc:  # noqa: BLE001 - a recorded answer
+            case["error"] = type(exc).__name__
+        out["processors"].append(case)
     path = __file__.rsplit("/", 1)[0] + "/itemloaders.json"
     with open(path, "w", encoding="utf-8") as f:
         json.dump(out, f, indent=1, ensure_ascii=False, sort_keys=True)
