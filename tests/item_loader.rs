@@ -90,6 +90,44 @@ fn function(name: &str) -> Processor {
             let n = ctx.get("n").and_then(Value::as_u64).unwrap_or(1) as usize;
             Ok(Some(json!(s(&v)?.repeat(n))))
         }),
+        "title" => Processor::function(|v| {
+            let mut out = String::new();
+            let mut prev_cased = false;
+            for c in s(&v)?.chars() {
+                if prev_cased {
+                    out.extend(c.to_lowercase());
+                } else {
+                    out.extend(c.to_uppercase());
+                }
+                prev_cased = c.is_lowercase() || c.is_uppercase();
+            }
+            Ok(Some(json!(out)))
+        }),
+        "strip_last" => Processor::function(|v| {
+            let t = s(&v)?;
+            let mut chars = t.chars();
+            chars.next_back();
+            Ok(Some(json!(chars.as_str())))
+        }),
+        "swapcase" => Processor::function(|v| {
+            Ok(Some(json!(
+                s(&v)?
+                    .chars()
+                    .flat_map(|c| {
+                        if c.is_uppercase() {
+                            c.to_lowercase().collect::<Vec<_>>()
+                        } else {
+                            c.to_uppercase().collect::<Vec<_>>()
+                        }
+                    })
+                    .collect::<String>()
+            )))
+        }),
+        "validate_sku" => Processor::function(|v| {
+            let t = s(&v)?;
+            Ok((!t.is_empty() && t.chars().all(|c| c.is_ascii_digit())).then_some(v))
+        }),
+        "to_name_map" => Processor::function(|v| Ok(Some(json!({ "name": v })))),
         "filter_world" => Processor::function(|v| Ok((v.as_str() != Some("world")).then_some(v))),
         "plus_one" => Processor::function(|v| match v.as_i64() {
             Some(n) => Ok(Some(json!(n + 1))),
@@ -163,7 +201,11 @@ fn run(loader: &mut ItemLoader<'_>, ops: &Value, results: &mut Vec<Value>) -> Re
             | "replace_value" => {
                 let (procs, re) = (processors(&op[3]), op[4].as_str());
                 let Some(field) = op[1].as_str() else {
-                    loader.add_value_map(op[2].clone(), &procs).map_err(e)?;
+                    if kind == "replace_value" {
+                        loader.replace_value_map(op[2].clone(), &procs).map_err(e)?;
+                    } else {
+                        loader.add_value_map(op[2].clone(), &procs).map_err(e)?;
+                    }
                     continue;
                 };
                 let arg = &op[2];
@@ -235,6 +277,9 @@ fn item_loaders_match_itemloaders() {
         let name = sc["name"].as_str().expect("name");
         let spec = &sc["loader"];
         let mut loader = ItemLoader::new(&r);
+        if let Some(item) = spec.get("item").and_then(Value::as_object) {
+            loader = loader.with_item(trawl::crawl::Item(item.clone()));
+        }
         if let Some(context) = spec.get("context").and_then(Value::as_object) {
             for (k, v) in context {
                 loader = loader.with_context(k, v.clone());
@@ -279,7 +324,7 @@ fn item_loaders_match_itemloaders() {
             (Err(e), None) => failures.push(format!("{name}: trawl fails: {e}")),
         }
     }
-    assert!(scenarios.len() >= 20);
+    assert!(scenarios.len() >= 35);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -361,7 +361,7 @@ fn compound_of(list: &SelectorList<Simple>) -> Option<Compound> {
 /// through `selectors` (a selector of one type-and-classes compound never does, and
 /// a walk making and dropping the caches' maps cost more than its matches).
 #[derive(Default)]
-pub(crate) struct MatchCache(Option<SelectorCaches>);
+pub(crate) struct MatchCache(Option<SelectorCaches>, Option<OpaqueElement>);
 
 impl Selector {
     /// Parses a selector list (`div.quote > span.text, a[href]`).
@@ -435,6 +435,7 @@ impl Selector {
 
     /// [`matches_with`](Self::matches_with) through `selectors`' matching context.
     fn matches_generally(&self, element: &ElementRef<'_>, cache: &mut MatchCache) -> bool {
+        let scope = cache.1;
         let mut context = MatchingContext::new(
             MatchingMode::Normal,
             None,
@@ -443,6 +444,9 @@ impl Selector {
             selectors::matching::NeedsSelectorFlags::No,
             selectors::matching::MatchingForInvalidation::No,
         );
+        // `:scope` is the element a selection is made in (parsel's `:scope > div` on
+        // a selected element: its children), else the root.
+        context.scope_element = scope;
         matching::matches_selector_list(&self.list, element, &mut context)
     }
 }
@@ -691,7 +695,7 @@ impl<'a> ElementRef<'a> {
     }
     /// [`select`](Self::select), handing each match to `found` in document order.
     pub fn select_each(&self, selector: &Selector, mut found: impl FnMut(ElementRef<'a>)) {
-        let mut cache = MatchCache::default();
+        let mut cache = MatchCache(None, Some(self.opaque()));
         let xml = self.doc.is_xml();
         for id in self.id + 1..self.node().end {
             if let Some(e) = ElementRef::new(self.doc, id)
@@ -704,6 +708,12 @@ impl<'a> ElementRef<'a> {
     /// Whether this element matches `selector`.
     pub fn matches(&self, selector: &Selector) -> bool {
         selector.matches_with(self, &mut MatchCache::default())
+    }
+
+    /// Whether this element matches `selector` with itself as `:scope` (a query made
+    /// in it, which parsel's `descendant-or-self::` lets it match).
+    pub fn matches_in_scope(&self, selector: &Selector) -> bool {
+        selector.matches_with(self, &mut MatchCache(None, Some(self.opaque())))
     }
 }
 

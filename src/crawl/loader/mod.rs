@@ -317,6 +317,34 @@ impl<'a> ItemLoader<'a> {
         Ok(self)
     }
 
+    /// `replace_value(None, {field: value, ...}, *processors)`: each field's values
+    /// replaced by its value in the processed map.
+    ///
+    /// # Errors
+    ///
+    /// A processor failed, or the processed value is not a map.
+    pub fn replace_value_map(
+        &mut self,
+        value: Value,
+        processors: &[Processor],
+    ) -> Result<&mut Self, LoaderError> {
+        match self.get_value_with(value, processors, None)? {
+            Value::Null => {}
+            Value::Object(map) => {
+                for (field, v) in map {
+                    self.shared.borrow_mut().values.retain(|(f, _)| *f != field);
+                    self.add_processed(&field, v)?;
+                }
+            }
+            other => {
+                return Err(LoaderError(format!(
+                    "AttributeError: replace_value without a field needs a map, got {other}"
+                )));
+            }
+        }
+        Ok(self)
+    }
+
     /// `replace_value(field, value, *processors, re=re)`: the collected values of the
     /// field dropped, then [`add_value_with`](Self::add_value_with).
     ///

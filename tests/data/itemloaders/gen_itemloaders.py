@@ -59,6 +59,12 @@ FUNCTIONS["times_n"] = times_n
 # From itemloaders' own tests (tests/test_processors.py).
 FUNCTIONS["filter_world"] = lambda x: None if x == "world" else x
 FUNCTIONS["plus_one"] = lambda x: x + 1
+# From its tests/test_base_loader.py.
+FUNCTIONS["title"] = lambda v: v.title()
+FUNCTIONS["strip_last"] = lambda v: v[:-1]
+FUNCTIONS["swapcase"] = lambda v: v.swapcase()
+FUNCTIONS["validate_sku"] = lambda v: v if v.isdigit() else None
+FUNCTIONS["to_name_map"] = lambda x: {"name": x}
 
 # itemloaders' tests/test_processors.py cases (the processors alone): (processor,
 # input); the output is recorded, or the error's type.
@@ -236,6 +242,91 @@ SCENARIOS = [
     scenario("add_value without a field", [
         ["add_value", None, {"a": "x", "b": ["y", "z"], "c": None}, [], None],
     ], {"default_input": {"MapCompose": ["upper"]}}),
+    # itemloaders' own tests/test_base_loader.py cases, transcribed.
+    scenario("test_load_item_using_default_loader", [
+        ["add_value", "name", "marta", [], None],
+    ], {"item": {"summary": "lala"}}),
+    scenario("test_load_item_using_custom_loader", [
+        ["add_value", "name", "marta", [], None],
+    ], {"fields": {"name": {"in": {"MapCompose": ["title"]}}}}),
+    scenario("test_load_item_ignore_none_field_values", [
+        ["add_value", "sku", ["SKU: not available"], [], "SKU: (.+)"],
+        ["add_value", "name", "", [], None],
+        ["add_value", "price", ["0"], [], None],
+        ["get_output_value", "sku"],
+        ["replace_value", "sku", ["SKU: 1234"], [], "SKU: (.+)"],
+        ["get_output_value", "sku"],
+    ], {"fields": {"name": {"out": {"Compose": ["first"]}},
+                   "price": {"out": {"Compose": [{"TakeFirst": []}, "float"]}},
+                   "sku": {"out": {"Compose": [{"TakeFirst": []}, "validate_sku"]}}}}),
+    scenario("test_add_value", [
+        ["add_value", "name", "marta", [], None],
+        ["get_collected_values", "name"],
+        ["get_output_value", "name"],
+        ["add_value", "name", "pepe", [], None],
+        ["get_collected_values", "name"],
+        ["add_value", "summary", {"key": 1}, [], None],
+        ["get_collected_values", "summary"],
+        ["add_value", None, "Jim", ["to_name_map"], None],
+        ["get_collected_values", "name"],
+    ], {"fields": {"name": {"in": {"MapCompose": ["title"]}}}}),
+    scenario("test_add_zero_and_none", [
+        ["add_value", "name", 0, [], None],
+        ["add_value", "other", None, [], None],
+        ["get_collected_values", "name"],
+        ["get_collected_values", "other"],
+    ]),
+    scenario("test_replace_value", [
+        ["replace_value", "name", "marta", [], None],
+        ["get_collected_values", "name"],
+        ["replace_value", "name", "pepe", [], None],
+        ["get_collected_values", "name"],
+        ["replace_value", None, "Jim", ["to_name_map"], None],
+        ["get_collected_values", "name"],
+        ["replace_value", "name", None, [], None],
+        ["get_collected_values", "name"],
+    ], {"fields": {"name": {"in": {"MapCompose": ["title"]}}}}),
+    scenario("test_get_value", [
+        ["get_value", ["foo", "bar"], [{"TakeFirst": []}, "upper"], None],
+        ["get_value", ["name:foo", "name:bar"], [], "name:(.*)$"],
+        ["get_value", ["name:foo", "name:bar"], [{"TakeFirst": []}], "name:(.*)$"],
+        ["get_value", ["foo", "bar"], [{"TakeFirst": []}], "name:(.*)$"],
+        ["get_value", None, [{"TakeFirst": []}], None],
+        ["add_value", "name", ["name:foo", "name:bar"], [{"TakeFirst": []}], "name:(.*)$"],
+        ["get_collected_values", "name"],
+        ["replace_value", "name", "name:bar", [], "name:(.*)$"],
+        ["get_collected_values", "name"],
+    ]),
+    scenario("test_iter_on_input_processor_input", [
+        ["add_value", "name", "marta", [], None],
+        ["add_value", "name", ["jose", "pedro"], [], None],
+        ["get_collected_values", "name"],
+        ["replace_value", "other", ["marta", "jose"], [], None],
+        ["get_collected_values", "other"],
+    ], {"fields": {"name": {"in": {"TakeFirst": []}}, "other": {"in": {"TakeFirst": []}}}}),
+    scenario("test_map_compose_filter_multil", [
+        ["add_value", "name", "marta", [], None],
+        ["get_output_value", "name"],
+    ], {"fields": {"name": {"in": {"MapCompose": ["title", "strip_last"]}}}}),
+    scenario("test_default_input_processor", [
+        ["add_value", "name", "marta", [], None],
+        ["get_output_value", "name"],
+    ], {"default_input": {"MapCompose": ["strip_last"]}}),
+    scenario("test_empty_map_compose and identity over a default", [
+        ["add_value", "name", "marta", [], None],
+        ["add_value", "other", "marta", [], None],
+        ["add_value", "third", "marta", [], None],
+    ], {"default_input": {"MapCompose": ["strip_last"]},
+        "fields": {"name": {"in": {"MapCompose": []}}, "other": {"in": {"Identity": []}}}}),
+    scenario("test_extend_custom_input_processors", [
+        ["add_value", "name", "marta", [], None],
+        ["add_value", "lower", "marta", [], None],
+    ], {"fields": {"name": {"in": {"MapCompose": [{"MapCompose": ["title"]}, "swapcase"]}},
+                   "lower": {"in": {"MapCompose": [{"MapCompose": ["strip_last"]}, "swapcase"]}}}}),
+    scenario("test_output_processor_join", [
+        ["add_value", "name", ["mar", "ta"], [], None],
+        ["get_output_value", "name"],
+    ], {"fields": {"name": {"out": {"Join": ""}}}}),
     scenario("css and xpath lists of queries", [
         ["add_css", "h", ["#p1 h1::text", "#p2 h1::text"], [], None],
         ["add_xpath", "p", ["//span[1]/text()", "//a/@href"], [], None],
@@ -259,7 +350,7 @@ def make_loader(response, spec):
         if "out" in procs:
             attrs[f"{field}_out"] = processor(procs["out"])
     cls = type("L", (_Loader,), attrs)
-    return cls(item={}, response=response, **spec.get("context", {}))
+    return cls(item=dict(spec.get("item", {})), response=response, **spec.get("context", {}))
 
 
 def jsonable(v):

@@ -7,7 +7,7 @@ right, starting from ``scrapy.http.HtmlResponse(url, body=<page bytes>, ...)``:
 * ``["xpath", expr]``            -> ``response.xpath(expr)`` / ``SelectorList.xpath(expr)``
 * ``["xpath", expr, {var: val}]`` -> the same with XPath variables as keyword
   arguments (values are str, int or float)
-* ``["css", query]``             -> ``response.css(query)`` (first step only)
+* ``["css", query]``             -> ``response.css(query)`` / ``SelectorList.css(query)``
 
 and the final ``SelectorList``: for each Selector its ``.get()`` string plus the
 kind of node/value it holds (element, text, attr, string, number, boolean,
@@ -1560,6 +1560,14 @@ PAGE_CASES["css.html"] = [
     [["css", "a::attr(x y)"]],
     [["css", "a:has()"]],
     [["css", "!a"]],
+    [["css", "ul"], ["css", ":scope > li::text"]],
+    [["css", "#top"], ["css", ":scope > b::text"]],
+    [["css", ":scope > body > div::attr(id)"]],
+    [["css", "form"], ["css", ":scope > input::attr(id)"]],
+    [["css", "#list"], ["css", "li:first-child::text"]],
+    [["xpath", "//ul"], ["css", ":scope li::text"]],
+    [["css", "div"], ["css", "::text"]],
+    [["css", "p"], ["css", ":scope::attr(id)"]],
 ]
 
 PAGE_CASES["text.html"] = [
@@ -1837,7 +1845,6 @@ def run_case(response, chain) -> dict:
         for i, step in enumerate(chain):
             target = response if i == 0 else current
             if step[0] == "css":
-                assert i == 0, chain
                 current = target.css(step[1])
             else:
                 current = target.xpath(step[1], **(step[2] if len(step) > 2 else {}))

@@ -213,8 +213,6 @@ pub struct Selection<'a> {
     /// Inline when there is one (a sub-selection's single text or element, each item
     /// of a list as its own selection): no allocation for the commonest case.
     items: Items<'a>,
-    /// The selection is the document itself (its root element is in scope).
-    root: bool,
     /// Namespace prefixes for XPath name tests (parsel's registered namespaces),
     /// passed on to sub-selections.
     namespaces: Option<Rc<[(String, String)]>>,
@@ -226,7 +224,6 @@ impl<'a> Selection<'a> {
     pub fn of_document(doc: &'a Document) -> Self {
         Selection {
             items: doc.root_element().map(Node::Element).into_iter().collect(),
-            root: true,
             namespaces: None,
         }
     }
@@ -252,7 +249,6 @@ impl<'a> Selection<'a> {
     pub fn empty() -> Self {
         Selection {
             items: Items::new(),
-            root: false,
             namespaces: None,
         }
     }
@@ -261,7 +257,6 @@ impl<'a> Selection<'a> {
     pub fn of_json(data: serde_json::Value) -> Self {
         Selection {
             items: smallvec::smallvec![Node::Json(Rc::new(data))],
-            root: false,
             namespaces: None,
         }
     }
@@ -321,7 +316,9 @@ impl<'a> Selection<'a> {
                 // `::text`, `*::text`, `::attr(x)`: the context element itself.
                 None => found(*e),
                 Some(sel) => {
-                    if self.root && e.matches(sel) {
+                    // parsel's CSS is `descendant-or-self::`: the element the query is
+                    // made in may match itself (`:scope` is that element).
+                    if e.matches_in_scope(sel) {
                         found(*e);
                     }
                     e.select_each(sel, &mut found);
@@ -360,7 +357,6 @@ impl<'a> Selection<'a> {
         }
         Ok(Selection {
             items,
-            root: false,
             namespaces: self.namespaces.clone(),
         })
     }
@@ -489,7 +485,6 @@ impl<'a> Selection<'a> {
         }
         Ok(Selection {
             items,
-            root: false,
             namespaces: self.namespaces.clone(),
         })
     }
@@ -525,7 +520,6 @@ impl<'a> Selection<'a> {
         }
         Ok(Selection {
             items,
-            root: false,
             namespaces: self.namespaces.clone(),
         })
     }
@@ -735,7 +729,6 @@ impl<'a> IntoIterator for Selection<'a> {
             .into_iter()
             .map(|n| Selection {
                 items: smallvec::smallvec![n],
-                root: false,
                 namespaces: namespaces.clone(),
             })
             .collect::<Vec<_>>()
