@@ -672,3 +672,36 @@ fn offsite_requests_are_dropped() {
     assert_eq!(h.stat("offsite/domains"), 1);
     assert_eq!(h.stat("response_received_count"), 2);
 }
+
+#[test]
+fn unknown_project_settings_are_warned_about_with_the_closest_name() {
+    // A typo in the project's settings was silent (only `-s` ones were warned about).
+    let ((), logs) = capture_logs(|| {
+        let h = harness(
+            FnSpider::urls(urls(1, "a.test")),
+            &[
+                ("CONCURRENT_REQUEST", json!(4)),
+                ("MY_OWN_PIPELINE_DSN", json!("x")),
+            ],
+            |_| {},
+        );
+        assert!(h.run(10.0));
+    });
+    let warnings: Vec<&String> = logs
+        .iter()
+        .filter(|(level, m)| *level == log::Level::Warn && m.starts_with("Unknown setting"))
+        .map(|(_, m)| m)
+        .collect();
+    assert!(
+        warnings.iter().any(|m| m.contains(
+            "CONCURRENT_REQUEST (in the project's settings); did you mean CONCURRENT_REQUESTS?"
+        )),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.iter().any(|m| m.contains("MY_OWN_PIPELINE_DSN")),
+        "{warnings:?}"
+    );
+    // Known settings (the harness sets several) are not.
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+}

@@ -47,6 +47,33 @@ impl std::ops::Deref for Crawler {
     }
 }
 
+/// Warns about each setting a project or a spider's `custom_settings` gives that
+/// nothing built in reads (a typo is otherwise silent), with the closest known name
+/// when there is one; `-s` ones are warned about by the command as they are parsed.
+/// A setting read by a component of your own is warned about too: the warning says
+/// only that nothing built in reads it.
+fn warn_unknown_settings(settings: &Settings, spider: &str) {
+    for (name, _, priority) in settings.iter_sorted() {
+        let source = match priority {
+            Priority::Project => "the project's settings".to_owned(),
+            Priority::Spider => format!("the custom_settings of spider {spider:?}"),
+            _ => continue,
+        };
+        if crate::crawl::base::settings::is_known(name) {
+            continue;
+        }
+        match crate::crawl::base::settings::suggest(name) {
+            Some(close) => log::warn!(
+                "Unknown setting {name} (in {source}); did you mean {close}? It is set, but \
+                 nothing built in reads it"
+            ),
+            None => log::warn!(
+                "Unknown setting {name} (in {source}): it is set, but nothing built in reads it"
+            ),
+        }
+    }
+}
+
 impl Crawler {
     /// Sets up a crawl of `spider`: its `custom_settings` are applied at spider
     /// priority, the settings frozen, the stats collector and the extensions built, the
@@ -66,6 +93,7 @@ impl Crawler {
         for (name, value) in spider.custom_settings() {
             settings.set(&name, value, Priority::Spider);
         }
+        warn_unknown_settings(&settings, spider.name());
         settings.freeze();
         // LOG_LEVEL / LOG_ENABLED (spider's custom_settings and -s included) take effect
         // when trawl manages the logger (the `trawl` command).
