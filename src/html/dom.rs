@@ -170,6 +170,29 @@ impl Document {
         None
     }
 
+    /// Appends a node of `kind` as the last child of `parent` (its descendants follow
+    /// it: the arena's document order); returns its id.
+    pub(crate) fn append_child(&mut self, parent: u32, kind: Kind) -> u32 {
+        let id = self.nodes.len() as u32;
+        let prev = self.nodes[parent as usize].last_child;
+        self.nodes.push(Node {
+            parent,
+            first_child: NONE,
+            last_child: NONE,
+            prev,
+            next: NONE,
+            end: id + 1,
+            kind,
+        });
+        if prev == NONE {
+            self.nodes[parent as usize].first_child = id;
+        } else {
+            self.nodes[prev as usize].next = id;
+        }
+        self.nodes[parent as usize].last_child = id;
+        id
+    }
+
     /// Whether this is an XML document (parsed by [`Document::parse_xml`]).
     pub fn is_xml(&self) -> bool {
         self.xml.is_some()

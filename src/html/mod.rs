@@ -54,4 +54,5 @@ pub use select::{Selector, SelectorError};
 pub use tokenizer::MAX_ATTRIBUTES;
 pub use tree::{MAX_DEPTH, ParseStats};
 pub use xml::XML_NAMESPACE;
+pub(crate) use xml::resolve_entity;
 pub use xpath::{XPath, XPathError, XPathItem, XPathValue, XPathVar, python_float_str};

@@ -144,24 +144,7 @@ impl DomSink {
 
     #[inline]
     fn append(&mut self, parent: u32, kind: Kind) -> u32 {
-        let id = self.doc.nodes.len() as u32;
-        let prev = self.doc.nodes[parent as usize].last_child;
-        self.doc.nodes.push(Node {
-            parent,
-            first_child: NONE,
-            last_child: NONE,
-            prev,
-            next: NONE,
-            end: id + 1,
-            kind,
-        });
-        if prev == NONE {
-            self.doc.nodes[parent as usize].first_child = id;
-        } else {
-            self.doc.nodes[prev as usize].next = id;
-        }
-        self.doc.nodes[parent as usize].last_child = id;
-        id
+        self.doc.append_child(parent, kind)
     }
 
     /// Whether an attribute named `name` (key `k`) is already on the element whose

@@ -22,7 +22,7 @@ pub const XML_NAMESPACE: &str = "http://www.w3.org/XML/1998/namespace";
 
 /// The character of a predefined entity or character reference; `None` for anything
 /// else (kept as written).
-fn resolve_entity(name: &str) -> Option<char> {
+pub(crate) fn resolve_entity(name: &str) -> Option<char> {
     Some(match name {
         "amp" => '&',
         "lt" => '<',
@@ -134,25 +134,8 @@ impl Builder {
     }
 
     fn append(&mut self, kind: Kind) -> u32 {
-        let parent = self.parent();
-        let id = self.doc.nodes.len() as u32;
-        let prev = self.doc.nodes[parent as usize].last_child;
-        self.doc.nodes.push(Node {
-            parent,
-            first_child: NONE,
-            last_child: NONE,
-            prev,
-            next: NONE,
-            end: id + 1,
-            kind,
-        });
+        let id = self.doc.append_child(self.parent(), kind);
         self.info.node_ns.push(0);
-        if prev == NONE {
-            self.doc.nodes[parent as usize].first_child = id;
-        } else {
-            self.doc.nodes[prev as usize].next = id;
-        }
-        self.doc.nodes[parent as usize].last_child = id;
         id
     }
 

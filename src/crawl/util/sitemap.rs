@@ -78,29 +78,6 @@ fn root_kind(name: &str) -> SitemapType {
     }
 }
 
-/// The character of a predefined entity or character reference; `None` for anything
-/// else (kept literally, never expanded).
-fn resolve_entity(name: &str) -> Option<char> {
-    Some(match name {
-        "amp" => '&',
-        "lt" => '<',
-        "gt" => '>',
-        "quot" => '"',
-        "apos" => '\'',
-        _ => {
-            let num = name
-                .strip_prefix("#x")
-                .or_else(|| name.strip_prefix("#X"))
-                .map(|h| u32::from_str_radix(h, 16))
-                .or_else(|| name.strip_prefix('#').map(str::parse::<u32>));
-            match num {
-                Some(Ok(n)) => char::from_u32(n)?,
-                _ => return None,
-            }
-        }
-    })
-}
-
 /// Parses a sitemap document.
 ///
 /// # Errors
@@ -197,7 +174,7 @@ pub fn parse_sitemap(body: &[u8]) -> Result<Sitemap, SitemapError> {
             Event::GeneralRef(r) => {
                 if let Some((_, text)) = field.as_mut() {
                     let name: &str = r.as_ref();
-                    match resolve_entity(name) {
+                    match crate::html::resolve_entity(name) {
                         Some(c) => text.push(c),
                         None => {
                             text.push('&');
