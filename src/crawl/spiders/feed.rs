@@ -212,77 +212,94 @@ impl<S: CsvFeed> Iterator for Rows<S> {
     }
 }
 
-impl<S: CsvFeed + 'static> Spider for CsvFeedSpider<S> {
-    fn name(&self) -> &str {
-        &self.name
-    }
+/// The `Spider` impl both feed wrappers share: their own `parse` reads the feed with
+/// `$parse`; everything else is the inner spider's.
+macro_rules! feed_spider_impl {
+    ($wrapper:ident, $bound:ident, $parse:ident) => {
+        impl<S: $bound + 'static> Spider for $wrapper<S> {
+            fn name(&self) -> &str {
+                &self.name
+            }
 
-    fn allowed_domains(&self) -> Vec<String> {
-        self.inner.borrow().allowed_domains()
-    }
+            fn allowed_domains(&self) -> Vec<String> {
+                self.inner.borrow().allowed_domains()
+            }
 
-    fn start_urls(&self) -> Vec<String> {
-        self.inner.borrow().start_urls()
-    }
+            fn start_urls(&self) -> Vec<String> {
+                self.inner.borrow().start_urls()
+            }
 
-    fn handle_httpstatus_list(&self) -> Option<Vec<u16>> {
-        self.inner.borrow().handle_httpstatus_list()
-    }
+            fn handle_httpstatus_list(&self) -> Option<Vec<u16>> {
+                self.inner.borrow().handle_httpstatus_list()
+            }
 
-    fn custom_settings(&self) -> Vec<(String, Value)> {
-        self.inner.borrow().custom_settings()
-    }
+            fn custom_settings(&self) -> Vec<(String, Value)> {
+                self.inner.borrow().custom_settings()
+            }
 
-    fn start(&mut self) -> Outputs {
-        self.inner.borrow_mut().start()
-    }
+            fn start(&mut self) -> Outputs {
+                self.inner.borrow_mut().start()
+            }
 
-    fn parse(&mut self, response: &Response) -> CallbackResult {
-        self.parse_rows(response).collect()
-    }
+            fn parse(&mut self, response: &Response) -> CallbackResult {
+                self.$parse(response).collect()
+            }
 
-    fn callback(&mut self, name: &str, response: &Response) -> CallbackResult {
-        if name == "parse" {
-            return self.parse(response);
+            fn callback(&mut self, name: &str, response: &Response) -> CallbackResult {
+                if name == "parse" {
+                    return self.parse(response);
+                }
+                self.inner.borrow_mut().callback(name, response)
+            }
+
+            fn callback_outputs(
+                &mut self,
+                name: &str,
+                response: &Response,
+            ) -> Result<Outputs, Failure> {
+                if name == "parse" {
+                    return Ok(self.$parse(response));
+                }
+                self.inner.borrow_mut().callback_outputs(name, response)
+            }
+
+            fn errback(
+                &mut self,
+                name: &str,
+                failure: &Failure,
+                request: &Request,
+            ) -> CallbackResult {
+                self.inner.borrow_mut().errback(name, failure, request)
+            }
+
+            fn settings_ready(&mut self, settings: &Settings) {
+                self.inner.borrow_mut().settings_ready(settings);
+            }
+
+            fn set_context(&mut self, ctx: &Rc<crate::crawl::context::CrawlContext>) {
+                self.inner.borrow_mut().set_context(ctx);
+            }
+
+            fn attributes(&self) -> Map<String, Value> {
+                self.inner.borrow().attributes()
+            }
+
+            fn contracts(&self) -> Vec<super::contracts::Contract> {
+                self.inner.borrow().contracts()
+            }
+
+            fn opened(&mut self) {
+                self.inner.borrow_mut().opened();
+            }
+
+            fn closed(&mut self, reason: &str) {
+                self.inner.borrow_mut().closed(reason);
+            }
         }
-        self.inner.borrow_mut().callback(name, response)
-    }
-
-    fn callback_outputs(&mut self, name: &str, response: &Response) -> Result<Outputs, Failure> {
-        if name == "parse" {
-            return Ok(self.parse_rows(response));
-        }
-        self.inner.borrow_mut().callback_outputs(name, response)
-    }
-
-    fn errback(&mut self, name: &str, failure: &Failure, request: &Request) -> CallbackResult {
-        self.inner.borrow_mut().errback(name, failure, request)
-    }
-
-    fn settings_ready(&mut self, settings: &Settings) {
-        self.inner.borrow_mut().settings_ready(settings);
-    }
-
-    fn set_context(&mut self, ctx: &Rc<crate::crawl::context::CrawlContext>) {
-        self.inner.borrow_mut().set_context(ctx);
-    }
-
-    fn attributes(&self) -> Map<String, Value> {
-        self.inner.borrow().attributes()
-    }
-
-    fn contracts(&self) -> Vec<super::contracts::Contract> {
-        self.inner.borrow().contracts()
-    }
-
-    fn opened(&mut self) {
-        self.inner.borrow_mut().opened();
-    }
-
-    fn closed(&mut self, reason: &str) {
-        self.inner.borrow_mut().closed(reason);
-    }
+    };
 }
+
+feed_spider_impl!(CsvFeedSpider, CsvFeed, parse_rows);
 
 /// What an XML feed spider writes (an `XMLFeedSpider` subclass's methods).
 pub trait XmlFeed: Spider {
@@ -602,74 +619,4 @@ impl<S: XmlFeed> Iterator for XmlNodes<S> {
     }
 }
 
-impl<S: XmlFeed + 'static> Spider for XmlFeedSpider<S> {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn allowed_domains(&self) -> Vec<String> {
-        self.inner.borrow().allowed_domains()
-    }
-
-    fn start_urls(&self) -> Vec<String> {
-        self.inner.borrow().start_urls()
-    }
-
-    fn handle_httpstatus_list(&self) -> Option<Vec<u16>> {
-        self.inner.borrow().handle_httpstatus_list()
-    }
-
-    fn custom_settings(&self) -> Vec<(String, Value)> {
-        self.inner.borrow().custom_settings()
-    }
-
-    fn start(&mut self) -> Outputs {
-        self.inner.borrow_mut().start()
-    }
-
-    fn parse(&mut self, response: &Response) -> CallbackResult {
-        self.parse_nodes(response).collect()
-    }
-
-    fn callback(&mut self, name: &str, response: &Response) -> CallbackResult {
-        if name == "parse" {
-            return self.parse(response);
-        }
-        self.inner.borrow_mut().callback(name, response)
-    }
-
-    fn callback_outputs(&mut self, name: &str, response: &Response) -> Result<Outputs, Failure> {
-        if name == "parse" {
-            return Ok(self.parse_nodes(response));
-        }
-        self.inner.borrow_mut().callback_outputs(name, response)
-    }
-
-    fn errback(&mut self, name: &str, failure: &Failure, request: &Request) -> CallbackResult {
-        self.inner.borrow_mut().errback(name, failure, request)
-    }
-
-    fn settings_ready(&mut self, settings: &Settings) {
-        self.inner.borrow_mut().settings_ready(settings);
-    }
-
-    fn set_context(&mut self, ctx: &Rc<crate::crawl::context::CrawlContext>) {
-        self.inner.borrow_mut().set_context(ctx);
-    }
-
-    fn attributes(&self) -> Map<String, Value> {
-        self.inner.borrow().attributes()
-    }
-
-    fn contracts(&self) -> Vec<super::contracts::Contract> {
-        self.inner.borrow().contracts()
-    }
-
-    fn opened(&mut self) {
-        self.inner.borrow_mut().opened();
-    }
-
-    fn closed(&mut self, reason: &str) {
-        self.inner.borrow_mut().closed(reason);
-    }
-}
+feed_spider_impl!(XmlFeedSpider, XmlFeed, parse_nodes);
