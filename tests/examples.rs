@@ -67,6 +67,29 @@ fn login_submits_the_form_and_reads_the_account() {
 }
 
 #[test]
+fn inline_requests_builds_each_item_from_a_page_and_an_api_call() {
+    let out = run("inline_requests", &[]);
+    // 10 list pages of 10 quotes; one API call per quote (engine.download: no
+    // dupefilter, so the 20 authors are asked 100 times).
+    assert!(
+        out.contains(
+            "100 quotes with their author's birth date written to inline.jsonl (10 list pages, 100 API calls)"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn redis_lookup_waits_for_redis_in_a_callback() {
+    let out = run("redis_lookup", &[]);
+    assert!(
+        out.contains("100 quotes, each with its author's running count from Redis"),
+        "{out}"
+    );
+    assert!(out.contains("20 authors counted in Redis"), "{out}");
+}
+
+#[test]
 fn crawl_rules_finds_every_author() {
     let out = run("crawl_rules", &[]);
     assert!(out.contains("20 authors from"), "{out}");
@@ -220,4 +243,13 @@ fn feed_memory_reads_every_node_and_row() {
         assert!(out.contains(&format!("\"mode\": \"{mode}\"")), "{out}");
         assert!(!out.contains("\"items\": 0,"), "{out}");
     }
+}
+
+#[test]
+fn crawler_process_runs_several_spiders_at_once() {
+    let out = run("crawler_process", &["5", "60", "0.01"]);
+    assert!(
+        out.contains("5 crawls at once: 5 of 5 scraped the"),
+        "{out}"
+    );
 }

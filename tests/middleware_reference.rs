@@ -175,6 +175,7 @@ fn describe(outs: &[Output]) -> Vec<Value> {
                     .expect("an item output without its case id");
                 json!({ "type": "item", "id": id, "item": fields })
             }
+            Output::Later(_) => json!({ "type": "later" }),
         })
         .collect()
 }

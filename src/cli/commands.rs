@@ -7,8 +7,7 @@ use url::Url;
 use super::args::Args;
 use super::fetch::fetch_response;
 use super::run::{
-    CliError, SHUTDOWN, apply_common, exit_code, log_level_setting, logging, progress_wanted,
-    run_crawl, spawn_signal_thread,
+    CliError, apply_common, exit_code, log_level_setting, logging, progress_wanted, run_crawl,
 };
 use crate::crawl::keys;
 use crate::crawl::request::Method;
@@ -503,13 +502,14 @@ fn serve(args: &Args) -> Result<i32, CliError> {
         served.local_addr()
     );
     let h = handle.clone();
-    SHUTDOWN.with(|s| {
-        *s.borrow_mut() = Some(Box::new(move || {
+    let _signals = crate::crawl::ShutdownSignals::install(
+        &handle,
+        move || {
             log::info!("Received SIGINT, stopping the server");
             h.stop();
-        }));
-    });
-    spawn_signal_thread(&reactor);
+        },
+        || {},
+    );
     let r = reactor.run();
     served.close();
     r.map_err(|e| CliError::Failed(e.to_string()))?;

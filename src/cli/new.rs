@@ -179,7 +179,7 @@ fn parses_the_saved_page() {{
         .iter()
         .filter_map(|o| match o {{
             Output::Item(i) => Some(i),
-            Output::Request(_) => None,
+            _ => None,
         }})
         .collect();
     assert_eq!(items.len(), 2);
@@ -189,7 +189,7 @@ fn parses_the_saved_page() {{
         .iter()
         .filter_map(|o| match o {{
             Output::Request(r) => Some(r.url_str()),
-            Output::Item(_) => None,
+            _ => None,
         }})
         .collect();
     assert_eq!(next, ["http://quotes.toscrape.com/page/2/"]);

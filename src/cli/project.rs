@@ -36,7 +36,7 @@ use serde_json::Value;
 use super::args::Args;
 use super::run::{
     CliError, apply_common, exit_code, log_level_setting, logging, one_line, progress_wanted,
-    run_crawl,
+    run_crawl, run_crawls,
 };
 use crate::crawl::{
     CallbackResult, Contract, Output, Outputs, Priority, Registry, Request, Response, Settings,
@@ -246,28 +246,39 @@ impl Project {
         registry
     }
 
+    /// `crawl NAME [NAME...]`: one spider, or several at once in this process (each
+    /// with the project's settings and the same `-a` arguments, on one reactor).
     fn crawl(&self, args: &Args) -> Result<i32, CliError> {
-        let name = match args.positional.as_slice() {
-            [name] => name,
-            [] => {
-                return Err(CliError::Usage(format!(
-                    "crawl needs a spider name (the spiders: {})",
-                    self.spider_names().join(", ")
-                )));
-            }
-            more => {
-                return Err(CliError::Usage(format!(
-                    "crawl takes one spider name, got {more:?}"
-                )));
-            }
-        };
+        let names = args.positional.as_slice();
+        if names.is_empty() {
+            return Err(CliError::Usage(format!(
+                "crawl needs a spider name (the spiders: {})",
+                self.spider_names().join(", ")
+            )));
+        }
         let spider_args = SpiderArgs::parse(args)?;
-        let spider = self.build(name, &spider_args)?;
-        let settings = self.settings(args, "INFO")?;
-        let mut registry = self.registry();
-        registry.set_spider_arguments(spider_args.0);
-        let crawler = run_crawl(spider, settings, registry, progress_wanted(args))?;
-        Ok(exit_code(&crawler))
+        let mut crawls = Vec::new();
+        for name in names {
+            let spider = self.build(name, &spider_args)?;
+            let settings = self.settings(args, "INFO")?;
+            if names.len() > 1 {
+                shared_feed_check(&settings)?;
+            }
+            let mut registry = self.registry();
+            registry.set_spider_arguments(spider_args.0.clone());
+            crawls.push((spider, settings, registry));
+        }
+        let mut code = 0;
+        for (name, result) in names.iter().zip(run_crawls(crawls, progress_wanted(args))?) {
+            match result {
+                Ok(crawler) => code = code.max(exit_code(&crawler)),
+                Err(e) => {
+                    log::error!("Spider {name} could not run: {e}");
+                    code = 1;
+                }
+            }
+        }
+        Ok(code)
     }
 
     /// Downloads `url` through the project's settings and middlewares, and runs
@@ -335,7 +346,7 @@ impl Project {
             .iter()
             .filter_map(|o| match o {
                 Output::Item(i) => Some(Value::Object(i.0.clone())),
-                Output::Request(_) => None,
+                Output::Request(_) | Output::Later(_) => None,
             })
             .collect();
         text.push_str(&serde_json::to_string_pretty(&items).unwrap_or_default());
@@ -346,7 +357,7 @@ impl Project {
             .iter()
             .filter_map(|o| match o {
                 Output::Request(r) => Some(format!("<{} {}>", r.method().as_str(), r.url_str())),
-                Output::Item(_) => None,
+                Output::Item(_) | Output::Later(_) => None,
             })
             .collect();
         text.push_str(&format!("[{}]\n", requests.join(",\n ")));
@@ -469,6 +480,62 @@ struct Probe {
     result: Rc<RefCell<Option<ProbeOutcome>>>,
 }
 
+/// Several spiders writing one feed file would overwrite each other: each feed URI
+/// must name the spider (`%(name)s`), unless it is stdout.
+fn shared_feed_check(settings: &Settings) -> Result<(), CliError> {
+    let feeds = settings.get("FEEDS").cloned().unwrap_or(Value::Null);
+    let uris: Vec<String> = match &feeds {
+        Value::Object(map) => map.keys().cloned().collect(),
+        _ => Vec::new(),
+    };
+    for uri in uris {
+        if !uri.contains("%(name)s") && uri != "-" && !uri.starts_with("stdout:") {
+            return Err(CliError::Usage(format!(
+                "several spiders would all write {uri}: put %(name)s in the feed URI (-o %(name)s.jl)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Records a callback's outputs into the probe's result instead of processing them;
+/// waits (`Output::Later`) still go to the scraper, so their outputs are recorded when
+/// they come.
+fn record(iter: Outputs, result: Rc<RefCell<Option<ProbeOutcome>>>) -> Outputs {
+    let mut iter = iter;
+    Box::new(std::iter::from_fn(move || {
+        loop {
+            let next = iter.next()?;
+            let mut slot = result.borrow_mut();
+            let Some(ProbeOutcome::Outputs { outputs, error }) = &mut *slot else {
+                return None;
+            };
+            match next {
+                Ok(Output::Later(later)) => {
+                    drop(slot);
+                    let result = result.clone();
+                    return Some(Ok(Output::later_lazy(later.0.then(move |r| match r {
+                        Ok(outs) => Ok(record(outs, result)),
+                        Err(f) => {
+                            if let Some(ProbeOutcome::Outputs { error, .. }) =
+                                &mut *result.borrow_mut()
+                            {
+                                *error = Some(f.to_string());
+                            }
+                            Ok(crate::crawl::outputs(Vec::new()))
+                        }
+                    }))));
+                }
+                Ok(o) => outputs.push(o),
+                Err(f) => {
+                    *error = Some(f.to_string());
+                    return None;
+                }
+            }
+        }
+    }))
+}
+
 impl Spider for Probe {
     fn name(&self) -> &str {
         self.inner.name()
@@ -486,27 +553,25 @@ impl Spider for Probe {
         crate::crawl::outputs(self.request.take().map(Output::Request))
     }
     fn callback(&mut self, name: &str, response: &Response) -> CallbackResult {
+        self.callback_outputs(name, response)?.collect()
+    }
+    fn callback_outputs(&mut self, name: &str, response: &Response) -> Result<Outputs, Failure> {
         if name != PROBE {
-            return Ok(Vec::new());
+            return Ok(crate::crawl::outputs(Vec::new()));
         }
-        let mut outputs = Vec::new();
-        let mut error = None;
+        *self.result.borrow_mut() = Some(ProbeOutcome::Outputs {
+            outputs: Vec::new(),
+            error: None,
+        });
         match self.inner.callback_outputs(&self.callback, response) {
-            Ok(iter) => {
-                for o in iter {
-                    match o {
-                        Ok(o) => outputs.push(o),
-                        Err(f) => {
-                            error = Some(f.to_string());
-                            break;
-                        }
-                    }
+            Ok(iter) => Ok(record(iter, self.result.clone())),
+            Err(f) => {
+                if let Some(ProbeOutcome::Outputs { error, .. }) = &mut *self.result.borrow_mut() {
+                    *error = Some(f.to_string());
                 }
+                Ok(crate::crawl::outputs(Vec::new()))
             }
-            Err(f) => error = Some(f.to_string()),
         }
-        *self.result.borrow_mut() = Some(ProbeOutcome::Outputs { outputs, error });
-        Ok(Vec::new())
     }
     fn errback(&mut self, _name: &str, failure: &Failure, _request: &Request) -> CallbackResult {
         *self.result.borrow_mut() = Some(ProbeOutcome::Failed(failure.to_string()));

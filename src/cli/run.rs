@@ -2,13 +2,12 @@
 //! (`-s`, `-o`, `--jobdir`, ...), and running a crawl with Ctrl+C handling and the live
 //! progress line.
 
-use std::cell::RefCell;
 use std::fmt;
 use std::io::{IsTerminal, Write};
 use std::rc::Rc;
 
 use super::args::{Args, UsageError};
-use crate::crawl::{Crawler, Priority, Registry, Settings, Spider};
+use crate::crawl::{Crawler, CrawlerRunner, Priority, Registry, Settings, ShutdownSignals, Spider};
 use crate::defer::Failure;
 use crate::reactor::Reactor;
 
@@ -113,7 +112,10 @@ pub fn init_logging(level: &str, logfile: Option<&str>) -> Result<(), CliError> 
     if log::set_boxed_logger(Box::new(logger)).is_ok() {
         crate::crawl::logging::set_managed(true);
     }
-    log::set_max_level(filter);
+    crate::crawl::logging::set_base_level(filter);
+    if !crate::crawl::logging::is_managed() {
+        log::set_max_level(filter);
+    }
     let notes = std::mem::take(
         &mut *STARTUP_NOTES
             .lock()
@@ -253,23 +255,62 @@ pub fn run_crawl(
     registry: Registry,
     progress: bool,
 ) -> Result<Rc<Crawler>, CliError> {
+    let mut crawlers = run_crawls(vec![(spider, settings, registry)], progress)?;
+    match crawlers.pop() {
+        Some(Ok(c)) => Ok(c),
+        Some(Err(e)) => Err(e),
+        None => Err(CliError::Failed("no crawl ran".into())),
+    }
+}
+
+/// Runs crawls at once on one fresh reactor (a `CrawlerRunner`), with Ctrl+C handling
+/// for all of them (and the progress line of the first if asked); returns each crawl's
+/// crawler, or why it could not start, in order, once every one has ended.
+///
+/// # Errors
+///
+/// The reactor failed, or a crawl could not be set up.
+pub fn run_crawls(
+    crawls: Vec<(Box<dyn Spider>, Settings, Registry)>,
+    progress: bool,
+) -> Result<Vec<Result<Rc<Crawler>, CliError>>, CliError> {
     let mut reactor = Reactor::new().map_err(|e| CliError::Failed(e.to_string()))?;
     let handle = reactor.handle();
-    let crawler = Crawler::new(
-        spider,
-        settings,
-        handle.clock().clone(),
-        Some(handle.clone()),
-        registry,
-    )?;
-    let done = crawler.crawl();
-    install_signals(&reactor, &crawler);
-    let progress_loop = if progress {
-        Some(start_progress(&crawler))
-    } else {
-        None
+    let runner = CrawlerRunner::new(&handle, Settings::new());
+    let mut started = Vec::new();
+    for (spider, settings, registry) in crawls {
+        let crawler = Crawler::new(
+            spider,
+            settings,
+            handle.clock().clone(),
+            Some(handle.clone()),
+            registry,
+        )?;
+        started.push((crawler.clone(), runner.crawl_crawler(&crawler)));
+    }
+    let (graceful, forced) = (Rc::downgrade(&runner), Rc::downgrade(&runner));
+    let _signals = ShutdownSignals::install(
+        &handle,
+        move || {
+            if let Some(r) = graceful.upgrade() {
+                log::info!("Received SIGINT, shutting down gracefully. Send again to force");
+                let _ = r.stop();
+            }
+        },
+        move || {
+            // In-flight requests are abandoned; what was scraped is kept.
+            if let Some(r) = forced.upgrade() {
+                for c in r.crawlers() {
+                    c.force_close_feeds();
+                }
+            }
+        },
+    );
+    let progress_loop = match started.first() {
+        Some((crawler, _)) if progress => Some(start_progress(crawler)),
+        _ => None,
     };
-    let result = reactor.run_until(&done);
+    let result = reactor.run_until(&runner.join());
     if let Some(lc) = progress_loop
         && lc.running()
     {
@@ -277,12 +318,14 @@ pub fn run_crawl(
         PROGRESS_ON.store(false, std::sync::atomic::Ordering::Relaxed);
         eprint!("\r\x1b[2K");
     }
-    SHUTDOWN.with(|s| s.borrow_mut().take());
     result.map_err(|e| CliError::Failed(e.to_string()))?;
-    if let Some(Err(f)) = done.take_result() {
-        return Err(f.into());
-    }
-    Ok(crawler)
+    Ok(started
+        .into_iter()
+        .map(|(crawler, done)| match done.take_result() {
+            Some(Err(f)) => Err(f.into()),
+            _ => Ok(crawler),
+        })
+        .collect())
 }
 
 /// A crawl command's exit code from its finish reason: 0 for a crawl that finished,
@@ -297,98 +340,6 @@ pub(super) fn exit_code(crawler: &Crawler) -> i32 {
         0
     } else {
         1
-    }
-}
-
-thread_local! {
-    /// What the first Ctrl+C does, on the reactor thread.
-    pub(super) static SHUTDOWN: RefCell<Option<Box<dyn Fn()>>> = RefCell::new(None);
-    /// What the second Ctrl+C does before exiting: flush the feeds.
-    static FORCED: RefCell<Option<Box<dyn Fn()>>> = RefCell::new(None);
-}
-
-fn install_signals(reactor: &Reactor, crawler: &Rc<Crawler>) {
-    let weak = Rc::downgrade(crawler);
-    SHUTDOWN.with(|s| {
-        *s.borrow_mut() = Some(Box::new(move || {
-            if let Some(engine) = weak.upgrade().and_then(|c| c.engine()) {
-                log::info!("Received SIGINT, shutting down gracefully. Send again to force");
-                let _ = engine.close_spider("shutdown");
-            }
-        }));
-    });
-    let weak = Rc::downgrade(crawler);
-    FORCED.with(|s| {
-        *s.borrow_mut() = Some(Box::new(move || {
-            // In-flight requests are abandoned; what was scraped is kept.
-            if let Some(feeds) = weak
-                .upgrade()
-                .and_then(|c| c.extension("trawl.FeedExporter"))
-                .and_then(|e| {
-                    e.downcast::<crate::crawl::extensions::feedexport::FeedExporter>()
-                        .ok()
-                })
-            {
-                feeds.force_close();
-            }
-        }));
-    });
-    spawn_signal_thread(reactor);
-}
-
-/// Receives SIGINT/SIGTERM on a helper thread: the first runs `SHUTDOWN` on the reactor
-/// thread, the second exits the process.
-pub(super) fn spawn_signal_thread(reactor: &Reactor) {
-    let caller = reactor.handle().thread_caller();
-    let signals = match signal_hook::iterator::Signals::new([
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-    ]) {
-        Ok(s) => s,
-        Err(e) => {
-            log::warn!("Ctrl+C handling unavailable: {e}");
-            return;
-        }
-    };
-    let spawned = std::thread::Builder::new()
-        .name("trawl-signals".into())
-        .spawn(move || {
-            let mut signals = signals;
-            let mut count = 0;
-            for _ in signals.forever() {
-                count += 1;
-                if count == 1 {
-                    caller.call_from_thread(|_| {
-                        SHUTDOWN.with(|s| {
-                            if let Some(f) = s.borrow().as_ref() {
-                                f();
-                            }
-                        });
-                    });
-                } else if count == 2 {
-                    // The reactor thread flushes the feeds and exits; if it is stuck, the
-                    // process exits after a grace period anyway (or at a third signal).
-                    eprintln!("trawl: forced stop");
-                    caller.call_from_thread(|_| {
-                        FORCED.with(|s| {
-                            if let Some(f) = s.borrow().as_ref() {
-                                f();
-                            }
-                        });
-                        std::process::exit(130);
-                    });
-                    let grace = std::time::Duration::from_secs(3);
-                    std::thread::spawn(move || {
-                        std::thread::sleep(grace);
-                        std::process::exit(130);
-                    });
-                } else {
-                    std::process::exit(130);
-                }
-            }
-        });
-    if let Err(e) = spawned {
-        log::warn!("Ctrl+C handling unavailable: {e}");
     }
 }
 

@@ -62,6 +62,8 @@ pub use self::util::{datetime, pycsv, pyjson, robots, seen, sitemap};
 pub use self::base::item::Item;
 pub use self::base::settings::{Priority, Settings};
 pub use self::context::{CrawlContext, EngineOps};
+pub use self::crawler::process::{CrawlerProcess, CrawlerRunner};
+pub use self::crawler::shutdown::ShutdownSignals;
 pub use self::crawler::{Crawler, Registry};
 pub use self::http::request::curl::{CurlRequest, curl_to_request_kwargs};
 pub use self::http::request::curl_args::CurlError;
@@ -73,8 +75,8 @@ pub use self::http::response::{FollowError, Response};
 pub use self::http::selector::Selection;
 pub use self::linkextract::{Link, LinkExtractor};
 pub use self::spiders::{
-    CallbackResult, Contract, CrawlSpider, CsvFeed, CsvFeedSpider, Output, Outputs, Rule,
-    SitemapSpider, Spider, XmlFeed, XmlFeedSpider, XmlIterator, outputs,
+    CallbackResult, Contract, CrawlSpider, CsvFeed, CsvFeedSpider, Later, Output, Outputs, Rule,
+    SitemapSpider, Spider, XmlFeed, XmlFeedSpider, XmlIterator, later, outputs,
 };
 pub use self::util::canonical::{
     canonicalize_url, safe_url_string, safe_url_string_encoded, urljoin,

@@ -30,6 +30,7 @@
 //! does not stage: `advance` runs everything whose time has come, including calls
 //! scheduled during the advance, as `task.Clock.advance` does.
 
+use super::scope::ScopeId;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt;
@@ -100,6 +101,8 @@ struct TimerCell<F: ?Sized = dyn Callable> {
     /// The `seq` of the queue entry that currently represents this call; older entries
     /// for the same cell (left behind by `reset`/`delay`) are stale.
     seq: Cell<u64>,
+    /// The scope current when the call was scheduled: it runs in it.
+    scope: ScopeId,
     func: F,
 }
 
@@ -442,6 +445,7 @@ impl Clock {
             status: Cell::new(Status::Pending),
             when: Cell::new(when),
             seq: Cell::new(0),
+            scope: ScopeId::current(),
             func: Cell::new(Some(f)),
         });
         let mut queue = self.inner.queue.borrow_mut();
@@ -490,6 +494,7 @@ impl Clock {
             let next = self.inner.queue.borrow_mut().pop_due(now);
             let Some(cell) = next else { break };
             ran += 1;
+            let _scope = cell.scope.enter();
             if !stage {
                 // task.Clock: an exception escapes `advance`; later calls stay pending.
                 cell.func.run();

@@ -18,6 +18,7 @@ use slab::Slab;
 use super::clock::Clock;
 use super::clock::DelayedCall;
 use super::readiness::IoHandler;
+use super::scope::ScopeId;
 use std::marker::PhantomData;
 use std::sync::{Mutex, MutexGuard};
 
@@ -81,20 +82,31 @@ impl ThreadQueue {
 #[derive(Clone)]
 pub struct ThreadCaller {
     queue: Arc<ThreadQueue>,
+    /// The scope current where the caller was made: its calls run in it.
+    scope: ScopeId,
 }
 
 impl ThreadCaller {
     pub(super) fn new(queue: Arc<ThreadQueue>) -> Self {
-        Self { queue }
+        Self {
+            queue,
+            scope: ScopeId::current(),
+        }
     }
 
     /// Runs `f` on the reactor thread, at the top of its next iteration, waking it if it
-    /// is blocked in poll. Calls run in the order they were made.
+    /// is blocked in poll. Calls run in the order they were made, in the scope the
+    /// caller was made in.
     pub fn call_from_thread<F>(&self, f: F)
     where
         F: FnOnce(&ReactorHandle) + Send + 'static,
     {
-        self.queue.push(Message::Call(Box::new(f)));
+        let scope = self.scope;
+        self.queue
+            .push(Message::Call(Box::new(move |h: &ReactorHandle| {
+                let _scope = scope.enter();
+                f(h);
+            })));
     }
 }
 
@@ -164,7 +176,8 @@ impl std::error::Error for Dropped {}
 pub(super) struct Shared {
     pub(super) clock: Clock,
     pub(super) registry: mio::Registry,
-    pub(super) sources: RefCell<Slab<Rc<dyn IoHandler>>>,
+    /// Each source's handler and the scope it was registered in.
+    pub(super) sources: RefCell<Slab<(Rc<dyn IoHandler>, ScopeId)>>,
     pub(super) threads: Arc<ThreadQueue>,
     pub(super) thread_calls: RefCell<PendingCalls>,
     pub(super) stopping: Cell<bool>,
@@ -234,7 +247,7 @@ impl ReactorHandle {
             let mut sources = self.shared.sources.borrow_mut();
             let entry = sources.vacant_entry();
             let token = Token(entry.key());
-            entry.insert(handler);
+            entry.insert((handler, ScopeId::current()));
             token
         };
         if let Err(e) = self.shared.registry.register(source, token, interest) {
@@ -292,7 +305,9 @@ impl ReactorHandle {
         R: Send + 'static,
         F: FnOnce(Result<R, Dropped>) + 'static,
     {
+        let scope = ScopeId::current();
         let deliver = move |value: Result<Boxed, Dropped>| {
+            let _scope = scope.enter();
             on_result(
                 value.and_then(|boxed| boxed.downcast::<R>().map(|v| *v).map_err(|_| Dropped)),
             );

@@ -23,6 +23,7 @@ mod clock;
 mod handle;
 mod panic;
 mod readiness;
+pub mod scope;
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -40,6 +41,7 @@ pub(crate) use clock::{nanos_to_secs, secs_to_nanos};
 pub use handle::{Dropped, ReactorHandle, ThreadCaller, ThreadResult};
 pub use panic::panic_message;
 pub use readiness::{Fired, IoHandler, Readiness, RunError};
+pub use scope::ScopeId;
 
 use handle::{Message, PendingCalls, Shared, ThreadQueue};
 
@@ -226,8 +228,11 @@ impl Reactor {
                 continue; // the thread queue is drained at the top of each iteration
             }
             let handler = shared.sources.borrow().get(token.0).cloned();
-            let Some(handler) = handler else { continue };
+            let Some((handler, scope)) = handler else {
+                continue;
+            };
             let readiness = Readiness::from_event(event);
+            let _scope = scope.enter();
             if let Err(panic) = catch_unwind(AssertUnwindSafe(|| handler.ready(token, readiness))) {
                 log::error!(
                     "Unhandled panic in an I/O handler: {}",

@@ -34,6 +34,7 @@
 //! | `/flaky/N?key=K` | 503 for the first N requests with that key, then 200 |
 //! | `/meta-refresh?to=URL&delay=S` | an HTML meta refresh |
 //! | `/api/quotes?page=N`, or POST `{"page": N}` as JSON | the tutorial's quotes as JSON (`JsonRequest`'s content type required for POST) |
+//! | `/api/authors/SLUG` | `{"name", "slug", "born"}` of an author (what the author page shows), 404 for an unknown one |
 //! | `/media/index.html`, `/media/files/NAME`, `/media/redirect/NAME` | items linking to files, the files (`testing::media`) |
 //! | `/login` (GET: a form with a CSRF token and a `session` cookie; POST: checks them, password `secret`), `/account` | a login flow (`testing::login`) |
 

@@ -285,6 +285,16 @@ impl Shared {
                 }
             }
             "api" if second == "quotes" => api_quotes(req, site),
+            "api" if second == "authors" => {
+                let slug = parts.next().unwrap_or("").trim_end_matches('/');
+                match site.author_details(slug) {
+                    Some((name, born)) => json_reply(
+                        200,
+                        &serde_json::json!({"name": name, "slug": slug, "born": born}),
+                    ),
+                    None => json_reply(404, &serde_json::json!({"error": "no such author"})),
+                }
+            }
             "meta-refresh" => {
                 let to = req.param("to").unwrap_or("/index.html");
                 let delay = req.param("delay").unwrap_or("0");

@@ -637,18 +637,26 @@ impl Site {
         Some(out)
     }
 
+    /// An author's name and birth date (`"January 3, 1814"`), or `None` for an unknown
+    /// slug: what the author page shows and `/api/authors/SLUG` answers.
+    pub fn author_details(&self, slug: &str) -> Option<(&'static str, String)> {
+        let index = AUTHORS.iter().position(|a| author_slug(a) == slug)?;
+        let born = 1800 + (index * 7) % 180;
+        Some((
+            AUTHORS[index],
+            format!("January {}, {born}", 1 + index % 28),
+        ))
+    }
+
     /// The HTML of an author page, or `None` for an unknown slug.
     pub fn render_author(&self, slug: &str) -> Option<String> {
-        let name = AUTHORS.iter().find(|a| author_slug(a) == slug)?;
-        let index = AUTHORS.iter().position(|a| a == name).unwrap_or(0);
-        let born = 1800 + (index * 7) % 180;
+        let (name, born) = self.author_details(slug)?;
         Some(format!(
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{name}</title>\n</head>\n<body>\n\
              <div class=\"author-details\"><h3 class=\"author-title\">{name}</h3>\n\
-             <p><strong>Born:</strong> <span class=\"author-born-date\">January {}, {born}</span>\n\
+             <p><strong>Born:</strong> <span class=\"author-born-date\">{born}</span>\n\
              <span class=\"author-born-location\">in Fixtureville</span></p>\n\
-             <div class=\"author-description\">{name} wrote many quotes used by trawl's tests.</div></div>\n</body>\n</html>\n",
-            1 + index % 28
+             <div class=\"author-description\">{name} wrote many quotes used by trawl's tests.</div></div>\n</body>\n</html>\n"
         ))
     }
 }

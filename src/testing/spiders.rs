@@ -8,6 +8,7 @@ use crate::crawl::{CallbackResult, Item, LinkExtractor, Output, Request, Respons
 /// `div.quote` with `url`, `text` and `author`.
 #[derive(Debug)]
 pub struct FixtureSpider {
+    name: String,
     start: String,
     host: String,
     links: LinkExtractor,
@@ -21,6 +22,7 @@ impl FixtureSpider {
             .and_then(|u| u.host_str().map(str::to_owned))
             .unwrap_or_default();
         Self {
+            name: "fixture".to_owned(),
             start: start.to_owned(),
             host,
             links: LinkExtractor::new().with_text(false),
@@ -28,9 +30,18 @@ impl FixtureSpider {
     }
 }
 
+impl FixtureSpider {
+    /// The same spider under another name (several crawls of the site in one process
+    /// tell their logs and feeds apart by it).
+    pub fn with_name(mut self, name: &str) -> Self {
+        name.clone_into(&mut self.name);
+        self
+    }
+}
+
 impl Spider for FixtureSpider {
     fn name(&self) -> &str {
-        "fixture"
+        &self.name
     }
 
     fn allowed_domains(&self) -> Vec<String> {

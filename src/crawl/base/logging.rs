@@ -7,13 +7,185 @@
 //! applies its settings' `LOG_LEVEL` / `LOG_ENABLED` (so `-s LOG_LEVEL=WARNING` or a
 //! spider's `custom_settings` quiet the crawl, as in Scrapy). Any logger wrapped in a
 //! [`CountingLogger`] makes `log_count/*` stats work.
+//!
+//! # One crawl's records
+//!
+//! Each crawler opens a [`LogScope`] under a reactor [`ScopeId`] and runs in it; the
+//! reactor carries the scope into every timer, I/O event and thread result the crawl
+//! starts. A record logged in a scope is counted for that crawl only (`log_count/*`),
+//! filtered by that crawl's `LOG_LEVEL` (when the logger is managed), and carries the
+//! crawl's spider name ([`current_spider`]). Records outside any crawl are filtered by
+//! the process level: the command's `-L`, or the last crawl's `LOG_LEVEL`.
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use crate::reactor::ScopeId;
 
 use super::settings::{Settings, SettingsError};
 
 static MANAGED: AtomicBool = AtomicBool::new(false);
+
+/// The level of records outside any crawl (a `LevelFilter` as a number; Trace until
+/// set, so an unmanaged logger filters alone).
+static BASE_LEVEL: AtomicUsize = AtomicUsize::new(5);
+
+fn filter_from(n: usize) -> log::LevelFilter {
+    match n {
+        0 => log::LevelFilter::Off,
+        1 => log::LevelFilter::Error,
+        2 => log::LevelFilter::Warn,
+        3 => log::LevelFilter::Info,
+        4 => log::LevelFilter::Debug,
+        _ => log::LevelFilter::Trace,
+    }
+}
+
+/// How many open crawls (on any thread) have each level: the global maximum is the
+/// most verbose of them and the process level.
+static SCOPE_LEVELS: [AtomicUsize; 6] = [
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+];
+
+/// Sets the level of records outside any crawl (the command's `-L`), and the global
+/// maximum accordingly.
+pub fn set_base_level(filter: log::LevelFilter) {
+    BASE_LEVEL.store(filter as usize, Ordering::Relaxed);
+    refresh_max_level();
+}
+
+/// One crawl's logging: its spider's name, its level and its record counts.
+#[derive(Debug)]
+pub struct LogScope {
+    id: ScopeId,
+    spider: String,
+    level: Cell<log::LevelFilter>,
+    counts: [Cell<u64>; 5],
+}
+
+impl LogScope {
+    /// The reactor scope the crawl runs in.
+    pub fn id(&self) -> ScopeId {
+        self.id
+    }
+
+    /// The spider's name.
+    pub fn spider(&self) -> &str {
+        &self.spider
+    }
+
+    /// The crawl's level (`LOG_LEVEL`, when the logger is managed).
+    pub fn level(&self) -> log::LevelFilter {
+        self.level.get()
+    }
+
+    /// Records counted for this crawl, per level, most severe first.
+    pub fn counts(&self) -> [(log::Level, u64); 5] {
+        LEVELS.map(|l| (l, self.counts[l as usize - 1].get()))
+    }
+}
+
+/// The registration of a [`LogScope`]; dropping it ends the scope's logging (records
+/// still logged in its [`ScopeId`] count as outside any crawl).
+#[derive(Debug)]
+pub struct LogScopeHandle {
+    scope: Rc<LogScope>,
+}
+
+impl LogScopeHandle {
+    /// The scope.
+    pub fn scope(&self) -> &Rc<LogScope> {
+        &self.scope
+    }
+
+    /// The reactor scope to run the crawl's code in.
+    pub fn id(&self) -> ScopeId {
+        self.scope.id
+    }
+}
+
+impl Drop for LogScopeHandle {
+    fn drop(&mut self) {
+        let _ = SCOPES.try_with(|s| s.borrow_mut().remove(&self.scope.id.0));
+        SCOPE_LEVELS[self.scope.level() as usize].fetch_sub(1, Ordering::Relaxed);
+        refresh_max_level();
+    }
+}
+
+impl LogScope {
+    fn set_level(&self, filter: log::LevelFilter) {
+        let old = self.level.replace(filter);
+        SCOPE_LEVELS[old as usize].fetch_sub(1, Ordering::Relaxed);
+        SCOPE_LEVELS[filter as usize].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+thread_local! {
+    /// The open crawls' scopes on this thread.
+    static SCOPES: RefCell<HashMap<u32, Rc<LogScope>>> = RefCell::new(HashMap::new());
+}
+
+/// Opens a scope for a crawl of `spider` (a fresh [`ScopeId`]); its level starts at the
+/// process level.
+pub fn open_scope(spider: &str) -> LogScopeHandle {
+    let scope = Rc::new(LogScope {
+        id: ScopeId::new(),
+        spider: spider.to_owned(),
+        level: Cell::new(filter_from(BASE_LEVEL.load(Ordering::Relaxed))),
+        counts: Default::default(),
+    });
+    SCOPE_LEVELS[scope.level() as usize].fetch_add(1, Ordering::Relaxed);
+    SCOPES.with(|s| s.borrow_mut().insert(scope.id.0, scope.clone()));
+    LogScopeHandle { scope }
+}
+
+/// The crawl whose code is running, if any.
+pub fn current_scope() -> Option<Rc<LogScope>> {
+    let id = ScopeId::current();
+    if id == ScopeId::NONE {
+        return None;
+    }
+    SCOPES
+        .try_with(|s| s.try_borrow().ok().and_then(|m| m.get(&id.0).cloned()))
+        .ok()
+        .flatten()
+}
+
+/// The spider of the crawl whose code is running (what a record logged now belongs
+/// to), if any.
+pub fn current_spider() -> Option<String> {
+    current_scope().map(|s| s.spider.clone())
+}
+
+/// The level a record logged now is filtered by: the running crawl's, or the process
+/// level outside any crawl.
+pub fn current_level() -> log::LevelFilter {
+    current_scope().map_or_else(
+        || filter_from(BASE_LEVEL.load(Ordering::Relaxed)),
+        |s| s.level(),
+    )
+}
+
+/// Sets the global maximum to the most verbose of the process level and every open
+/// crawl's level, when the logger is managed.
+fn refresh_max_level() {
+    if !is_managed() {
+        return;
+    }
+    let base = BASE_LEVEL.load(Ordering::Relaxed);
+    let scopes = (0..SCOPE_LEVELS.len())
+        .rev()
+        .find(|&i| SCOPE_LEVELS[i].load(Ordering::Relaxed) > 0)
+        .unwrap_or(0);
+    log::set_max_level(filter_from(base.max(scopes)));
+}
 
 /// Tells trawl that the process logger is trawl's to configure (the `trawl` command).
 pub fn set_managed(managed: bool) {
@@ -65,10 +237,23 @@ pub fn settings_filter(settings: &Settings) -> Result<log::LevelFilter, Settings
 pub fn apply_settings(settings: &Settings) -> Result<(), SettingsError> {
     let filter = settings_filter(settings)?;
     if is_managed() {
-        log::set_max_level(filter);
+        match current_scope() {
+            Some(scope) => scope.set_level(filter),
+            None => BASE_LEVEL.store(filter as usize, Ordering::Relaxed),
+        }
+        refresh_max_level();
     }
     Ok(())
 }
+
+/// The levels, most severe first.
+const LEVELS: [log::Level; 5] = [
+    log::Level::Error,
+    log::Level::Warn,
+    log::Level::Info,
+    log::Level::Debug,
+    log::Level::Trace,
+];
 
 thread_local! {
     /// Records logged on this thread, per level (Error, Warn, Info, Debug, Trace).
@@ -88,26 +273,27 @@ pub fn level_name(level: log::Level) -> &'static str {
     }
 }
 
-/// Counts one record that was logged (what [`CountingLogger`] calls).
+/// Counts one record that was logged (what [`CountingLogger`] calls): on this thread,
+/// and for the running crawl.
 pub fn count_record(level: log::Level) {
-    COUNTS.with(|c| {
-        let cell = &c[level as usize - 1];
-        cell.set(cell.get() + 1);
-    });
+    count_in(level, current_scope().as_deref());
 }
 
-/// Records counted so far on this thread, per level, most severe first.
+fn count_in(level: log::Level, scope: Option<&LogScope>) {
+    let i = level as usize - 1;
+    let _ = COUNTS.try_with(|c| c[i].set(c[i].get() + 1));
+    if let Some(s) = scope {
+        s.counts[i].set(s.counts[i].get() + 1);
+    }
+}
+
+/// Records counted so far, per level, most severe first: the running crawl's, or
+/// every record on this thread outside any crawl.
 pub fn record_counts() -> [(log::Level, u64); 5] {
-    COUNTS.with(|c| {
-        [
-            log::Level::Error,
-            log::Level::Warn,
-            log::Level::Info,
-            log::Level::Debug,
-            log::Level::Trace,
-        ]
-        .map(|l| (l, c[l as usize - 1].get()))
-    })
+    if let Some(scope) = current_scope() {
+        return scope.counts();
+    }
+    COUNTS.with(|c| LEVELS.map(|l| (l, c[l as usize - 1].get())))
 }
 
 /// A logger that counts the records it logs (those that pass the global level and the
@@ -126,12 +312,20 @@ impl<L: log::Log> CountingLogger<L> {
 
 impl<L: log::Log> log::Log for CountingLogger<L> {
     fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
-        self.inner.enabled(metadata)
+        metadata.level() <= current_level() && self.inner.enabled(metadata)
     }
 
     fn log(&self, record: &log::Record<'_>) {
-        if record.level() <= log::max_level() && self.inner.enabled(record.metadata()) {
-            count_record(record.level());
+        let scope = current_scope();
+        let level = scope.as_ref().map_or_else(
+            || filter_from(BASE_LEVEL.load(Ordering::Relaxed)),
+            |s| s.level(),
+        );
+        if record.level() <= log::max_level()
+            && record.level() <= level
+            && self.inner.enabled(record.metadata())
+        {
+            count_in(record.level(), scope.as_deref());
             self.inner.log(record);
         }
     }

@@ -9,9 +9,18 @@
 //! `active_size > SCRAPER_SLOT_MAX_ACTIVE_SIZE` (5,000,000) the engine stops starting
 //! downloads. Items from one response are processed at most `CONCURRENT_ITEMS` (100) at
 //! a time.
+//!
+//! # Waiting callbacks
+//!
+//! An [`Output::Later`] stops the pull: the response stays active (counted by the
+//! memory gate) while its Deferred runs; what it fires with goes through the spider
+//! middlewares' `process_spider_output` and is processed before the outputs after it;
+//! its failure is an error raised at that point of the iteration
+//! (`process_spider_exception`, then `spider_error`). Closing the spider cancels the
+//! Deferreds still waiting (logged once).
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::{Rc, Weak};
@@ -27,9 +36,9 @@ use crate::crawl::core::spidermw::SpiderMiddleware;
 use crate::crawl::http::request::Request;
 use crate::crawl::http::response::Response;
 use crate::crawl::spiders::outputs::outputs as ready;
-use crate::crawl::spiders::outputs::{CallbackResult, Output, Outputs};
+use crate::crawl::spiders::outputs::{CallbackResult, Later, Output, OutputStack, Outputs};
 use crate::crawl::spiders::spider::SpiderCell;
-use crate::defer::{Deferred, Failure, PanicError};
+use crate::defer::{CancelledError, Deferred, Failure, PanicError};
 
 /// Bytes a response counts at least in the memory gate.
 pub const MIN_RESPONSE_SIZE: usize = 1024;
@@ -51,6 +60,11 @@ pub struct ScraperSlot {
     itemproc_size: Cell<usize>,
     max_active_size: usize,
     closing: RefCell<Option<Deferred<()>>>,
+    /// Callbacks' Deferreds being waited for, by wait number (cancelled at close).
+    waiting: RefCell<HashMap<u64, Deferred<Outputs>>>,
+    next_wait: Cell<u64>,
+    /// Set when the close cancelled the waits: their `CancelledError` is not an error.
+    cancelled: Cell<bool>,
 }
 
 impl ScraperSlot {
@@ -62,7 +76,15 @@ impl ScraperSlot {
             itemproc_size: Cell::new(0),
             max_active_size,
             closing: RefCell::new(None),
+            waiting: RefCell::new(HashMap::new()),
+            next_wait: Cell::new(0),
+            cancelled: Cell::new(false),
         }
+    }
+
+    /// Callbacks waiting on a Deferred.
+    pub fn waiting(&self) -> usize {
+        self.waiting.borrow().len()
     }
 
     /// Responses being scraped (queued or with outputs in progress).
@@ -207,6 +229,32 @@ impl Scraper {
             r
         });
         closing
+    }
+
+    /// Cancels the Deferreds callbacks are waiting for (the spider is closing with
+    /// `reason`); logs once how many. Their responses then finish as their cancelled
+    /// iterations end.
+    pub fn cancel_waiting(&self, reason: &str) {
+        let Some(slot) = self.slot() else {
+            return;
+        };
+        slot.cancelled.set(true);
+        let waiting: Vec<Deferred<Outputs>> =
+            slot.waiting.borrow_mut().drain().map(|(_, d)| d).collect();
+        if waiting.is_empty() {
+            return;
+        }
+        log::info!(
+            "Cancelling {} callback(s) waiting on a Deferred: the spider is closing ({reason})",
+            waiting.len()
+        );
+        if let Some(ctx) = self.ctx() {
+            ctx.stats
+                .inc_value("scraper/cancelled_waits", waiting.len() as i64);
+        }
+        for d in waiting {
+            d.cancel();
+        }
     }
 
     fn check_if_closing(&self, slot: &ScraperSlot) {
@@ -404,10 +452,11 @@ impl Scraper {
         response: Option<Response>,
     ) -> Deferred<()> {
         let run = Rc::new(OutputRun {
-            outputs: RefCell::new(Some(outputs)),
+            outputs: RefCell::new(Some(OutputStack::new(outputs))),
             in_flight: Cell::new(0),
             pumping: Cell::new(false),
             exhausted: Cell::new(false),
+            waiting: Cell::new(false),
             done: Deferred::new(),
             response,
             request,
@@ -432,7 +481,10 @@ impl Scraper {
         // (`_parallel_asyncio`; recorded in tests/data/scraper/output_runs.json).
         let mut batch = std::mem::take(&mut *self.batch.borrow_mut());
         let batch_max = 2 * self.concurrent_items + 1;
-        while !run.exhausted.get() && run.in_flight.get() < self.concurrent_items {
+        while !run.exhausted.get()
+            && !run.waiting.get()
+            && run.in_flight.get() < self.concurrent_items
+        {
             let Some(mut iter) = run.outputs.borrow_mut().take() else {
                 run.exhausted.set(true);
                 break;
@@ -472,31 +524,95 @@ impl Scraper {
                         Ok(())
                     });
                 }
+                Some(Ok(Output::Later(later))) => {
+                    *run.outputs.borrow_mut() = Some(iter);
+                    self.wait_for(run, later);
+                }
                 Some(Err(f)) => {
-                    // An exception mid-iteration: the outputs so far stand, the rest of
-                    // the iteration is abandoned, and process_spider_exception may
-                    // replace it (Scrapy's spider middleware chain).
                     drop(iter);
-                    let handled = run
-                        .response
-                        .as_ref()
-                        .and_then(|resp| self.spidermw.process_exception(resp, &f));
-                    match handled {
-                        Some(outputs) => *run.outputs.borrow_mut() = Some(ready(outputs)),
-                        None => {
-                            self.handle_spider_error(&f, &run.request, run.response.as_ref());
-                            run.exhausted.set(true);
-                        }
-                    }
+                    self.iteration_failed(run, &f);
                 }
             }
         }
         self.schedule_run(crawl.as_ref(), &mut batch, &run.request);
         *self.batch.borrow_mut() = batch;
         run.pumping.set(false);
-        if run.exhausted.get() && run.in_flight.get() == 0 && !run.done.is_called() {
+        if run.exhausted.get()
+            && run.in_flight.get() == 0
+            && !run.waiting.get()
+            && !run.done.is_called()
+        {
             let _ = run.done.callback(());
         }
+    }
+
+    /// An exception mid-iteration: the outputs so far stand, the rest of the iteration
+    /// is abandoned, and `process_spider_exception` may replace it (Scrapy's spider
+    /// middleware chain).
+    fn iteration_failed(&self, run: &OutputRun, f: &Failure) {
+        let handled = run
+            .response
+            .as_ref()
+            .and_then(|resp| self.spidermw.process_exception(resp, f));
+        match handled {
+            Some(outputs) => *run.outputs.borrow_mut() = Some(OutputStack::new(ready(outputs))),
+            None => {
+                run.outputs.borrow_mut().take();
+                self.handle_spider_error(f, &run.request, run.response.as_ref());
+                run.exhausted.set(true);
+            }
+        }
+    }
+
+    /// Stops pulling `run` until `later` fires: what it fires with goes through the
+    /// spider middlewares and comes first; a failure is an exception raised here; a
+    /// cancellation by the close ends the iteration quietly.
+    fn wait_for(self: &Rc<Self>, run: &Rc<OutputRun>, later: Later) {
+        let Some(slot) = self.slot() else {
+            run.outputs.borrow_mut().take();
+            run.exhausted.set(true);
+            return;
+        };
+        let id = slot.next_wait.get();
+        slot.next_wait.set(id + 1);
+        let d = later.0;
+        if slot.cancelled.get() {
+            // Closing already: nothing new is waited for.
+            d.cancel();
+        } else {
+            slot.waiting.borrow_mut().insert(id, d.clone());
+        }
+        run.waiting.set(true);
+        let (me, r, s) = (self.me.clone(), run.clone(), slot);
+        let _ = d.then(move |result| {
+            s.waiting.borrow_mut().remove(&id);
+            r.waiting.set(false);
+            let Some(scraper) = me.upgrade() else {
+                return Ok(());
+            };
+            match result {
+                Ok(outputs) => {
+                    let outputs =
+                        scraper
+                            .spidermw
+                            .process_output(r.response.as_ref(), &r.request, outputs);
+                    match r.outputs.borrow_mut().as_mut() {
+                        Some(stack) => stack.push_front(outputs),
+                        None => {
+                            // Cannot happen: the run waits with its iteration kept.
+                            log::debug!("outputs after an abandoned iteration dropped");
+                        }
+                    }
+                }
+                Err(f) if f.check::<CancelledError>() && s.cancelled.get() => {
+                    r.outputs.borrow_mut().take();
+                    r.exhausted.set(true);
+                }
+                Err(f) => scraper.iteration_failed(&r, &f),
+            }
+            scraper.pump(&r);
+            Ok(())
+        });
     }
 
     /// Schedules a run of requests from `from`'s output, in order, after announcing a
@@ -604,10 +720,12 @@ impl Scraper {
 
 /// One callback's outputs being processed.
 struct OutputRun {
-    outputs: RefCell<Option<Outputs>>,
+    outputs: RefCell<Option<OutputStack>>,
     in_flight: Cell<usize>,
     pumping: Cell<bool>,
     exhausted: Cell<bool>,
+    /// Pulling waits for an [`Output::Later`].
+    waiting: Cell<bool>,
     done: Deferred<()>,
     response: Option<Response>,
     request: Request,

@@ -124,6 +124,8 @@ impl Iterator for PerOutputs {
                     .middlewares
                     .iter()
                     .all(|mw| mw.get_processed_item(i, response)),
+                // What it fires with comes back through the middlewares.
+                Output::Later(_) => true,
             };
             if keep {
                 return Some(Ok(output));
@@ -308,7 +310,7 @@ mod tests {
                         i.set("path", path);
                         Some(Ok(Output::Item(i)))
                     }
-                    Err(f) => Some(Err(f)),
+                    other => Some(other),
                 }
             }))
         }
@@ -344,6 +346,7 @@ mod tests {
                 format!("{} {}", r.url_str(), r.meta().get_str("path").unwrap_or(""))
             }
             Ok(Output::Item(i)) => format!("item {}", i.get_str("path").unwrap_or("")),
+            Ok(Output::Later(_)) => "later".into(),
             Err(f) => format!("error {f}"),
         }
     }

@@ -5,7 +5,9 @@
 //! engine handle), never the crawler. A `Crawler` dereferences to its context.
 
 mod builtins;
+pub mod process;
 mod registry;
+pub mod shutdown;
 
 pub use registry::{
     ComponentError, DownloaderMwFactory, DupeFilterFactory, ExtensionFactory, Factory,
@@ -18,6 +20,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::rc::{Rc, Weak};
 
+use crate::crawl::base::logging::LogScopeHandle;
 use crate::crawl::base::settings::{Priority, Settings};
 use crate::crawl::context::CrawlContext;
 use crate::crawl::core::downloader::Downloader;
@@ -31,6 +34,8 @@ use crate::reactor::{Clock, ReactorHandle};
 
 /// One crawl's wiring: Scrapy's `Crawler`. It dereferences to its [`CrawlContext`].
 pub struct Crawler {
+    /// The crawl's logging scope: everything the crawl runs, runs in it.
+    log_scope: LogScopeHandle,
     ctx: Rc<CrawlContext>,
     registry: Registry,
     spider: SpiderCell,
@@ -84,6 +89,20 @@ impl Crawler {
     ///
     /// A setting is invalid or a component cannot be built.
     pub fn new(
+        spider: Box<dyn Spider>,
+        settings: Settings,
+        clock: Clock,
+        reactor: Option<ReactorHandle>,
+        registry: Registry,
+    ) -> Result<Rc<Self>, Failure> {
+        let log_scope = crate::crawl::base::logging::open_scope(spider.name());
+        log_scope
+            .id()
+            .run(move || Self::new_in_scope(log_scope, spider, settings, clock, reactor, registry))
+    }
+
+    fn new_in_scope(
+        log_scope: LogScopeHandle,
         spider: Box<dyn Spider>,
         mut settings: Settings,
         clock: Clock,
@@ -148,6 +167,7 @@ impl Crawler {
         ctx.resource(|| Ok(Rc::new(plugins)))?;
         spider.set_context(&ctx);
         let crawler = Rc::new_cyclic(|me| Self {
+            log_scope,
             ctx,
             registry,
             spider: Rc::new(RefCell::new(spider)),
@@ -158,6 +178,18 @@ impl Crawler {
         let extensions = crawler.registry.extensions(&crawler.ctx)?;
         *crawler.extensions.borrow_mut() = extensions;
         Ok(crawler)
+    }
+
+    /// The crawl's logging scope (its spider, level and `log_count/*` counts). Code
+    /// run through [`in_scope`](Self::in_scope) — and everything it schedules — logs
+    /// as this crawl.
+    pub fn log_scope(&self) -> &Rc<crate::crawl::base::logging::LogScope> {
+        self.log_scope.scope()
+    }
+
+    /// Runs `f` in the crawl's scope (its records, its timers and I/O).
+    pub fn in_scope<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.log_scope.id().run(f)
     }
 
     /// This crawler as an `Rc`.
@@ -197,6 +229,10 @@ impl Crawler {
     /// Runs the crawl: builds the engine, opens the spider and starts. The Deferred
     /// fires when the engine has stopped (the spider closed).
     pub fn crawl(self: &Rc<Self>) -> Deferred<()> {
+        self.in_scope(|| self.crawl_in_scope())
+    }
+
+    fn crawl_in_scope(self: &Rc<Self>) -> Deferred<()> {
         let engine = match self.build_engine() {
             Ok(e) => e,
             Err(f) => return crate::defer::fail(f),
@@ -263,11 +299,23 @@ impl Crawler {
         }))
     }
 
+    /// Flushes and closes the feeds now (the second Ctrl+C: in-flight requests are
+    /// abandoned, what was scraped is kept).
+    pub fn force_close_feeds(&self) {
+        let feeds = self.extension("trawl.FeedExporter").and_then(|e| {
+            e.downcast::<crate::crawl::extensions::feedexport::FeedExporter>()
+                .ok()
+        });
+        if let Some(feeds) = feeds {
+            self.in_scope(|| feeds.force_close());
+        }
+    }
+
     /// Stops the crawl gracefully (first Ctrl+C): closes the spider with `shutdown`,
     /// finishing what is in progress.
     pub fn stop(&self) {
         if let Some(engine) = self.engine() {
-            engine.stop();
+            self.in_scope(|| engine.stop());
         }
     }
 }

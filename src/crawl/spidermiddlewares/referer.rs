@@ -515,7 +515,7 @@ mod tests {
                 )
                 .map(|o| match o.expect("no failure") {
                     Output::Request(r) => r.headers().get_str("Referer").map(str::to_owned),
-                    Output::Item(_) => None,
+                    Output::Item(_) | Output::Later(_) => None,
                 })
                 .collect()
         };

@@ -11,6 +11,6 @@ pub mod spider;
 pub use contracts::Contract;
 pub use crawl::{CrawlSpider, Rule};
 pub use feed::{CsvFeed, CsvFeedSpider, XmlFeed, XmlFeedSpider, XmlIterator};
-pub use outputs::{CallbackResult, Output, Outputs, outputs};
+pub use outputs::{CallbackResult, Later, Output, OutputStack, Outputs, later, outputs};
 pub use sitemap::SitemapSpider;
 pub use spider::{Spider, SpiderAttributes, SpiderCell, UnknownCallback};

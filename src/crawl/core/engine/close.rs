@@ -27,9 +27,14 @@ impl ExecutionEngine {
             return d;
         }
         log::info!("Closing spider ({reason})");
+        let closed = slot.close();
+        // What callbacks and start() wait on is cancelled (the slot is closing now):
+        // the close does not wait for it; the requests in progress still finish.
+        self.cancel_start_wait();
+        self.scraper.cancel_waiting(reason);
         let reason = reason.to_owned();
         let me = self.me.clone();
-        slot.close().then(move |r| {
+        closed.then(move |r| {
             if let Err(f) = r {
                 log::error!("Slot close failure:\n{}", f.describe());
             }

@@ -38,7 +38,7 @@ use crate::crawl::context::{CrawlContext, EngineOps};
 use crate::crawl::core::downloader::Downloader;
 use crate::crawl::core::scheduler::{Scheduler, Waker};
 use crate::crawl::core::scraper::Scraper;
-use crate::crawl::spiders::outputs::Outputs;
+use crate::crawl::spiders::outputs::{OutputStack, Outputs};
 use crate::crawl::spiders::spider::SpiderCell;
 use crate::defer::{Deferred, Failure};
 
@@ -55,7 +55,10 @@ struct State {
     stopping: bool,
     paused: bool,
     start_time: Option<f64>,
-    start: Option<Outputs>,
+    start: Option<OutputStack>,
+    /// `start()` yielded an [`Output::Later`](crate::crawl::Output::Later): the start
+    /// loop waits for it (cancelled by the close).
+    start_wait: Option<Deferred<Outputs>>,
     /// `start()` raised: the crawl finishes with reason `start_error` (Scrapy's
     /// `_start_error`).
     start_error: bool,
@@ -139,6 +142,7 @@ impl ExecutionEngine {
                 paused: false,
                 start_time: None,
                 start: None,
+                start_wait: None,
                 start_error: false,
                 closewait: None,
                 next_id: 0,

@@ -14,7 +14,7 @@ use crate::crawl::base::errors::CloseSpider;
 use crate::crawl::base::signals::{Signal, SignalArgs};
 use crate::crawl::core::scheduler::Waker;
 use crate::crawl::http::request::Request;
-use crate::crawl::spiders::outputs::Outputs;
+use crate::crawl::spiders::outputs::{OutputStack, Outputs};
 use crate::defer::{Deferred, Failure};
 use crate::task::{CallLaterOnce, LoopingCall};
 
@@ -100,7 +100,7 @@ impl ExecutionEngine {
         {
             let mut st = self.state.borrow_mut();
             st.slot = Some(slot.clone());
-            st.start = Some(start);
+            st.start = Some(OutputStack::new(start));
         }
         slot.tracks_requests.set(
             slot.with_scheduler(|s| s.tracks_requests())

@@ -1,14 +1,16 @@
 //! The start loop: Scrapy 2.13's `_start_request_processing` — `start()` pulled one
 //! output at a time between scheduling passes (none while the engine needs to back
 //! out), its errors handled as Scrapy's `_process_start_next` does, and the job told
-//! how far `start()` got (a JOBDIR resume skips what was processed).
+//! how far `start()` got (a JOBDIR resume skips what was processed). An
+//! [`Output::Later`] from `start()` (Scrapy 2.13's `async def start()` awaiting) pauses
+//! the loop until it fires; everything else goes on meanwhile.
 
 use super::ExecutionEngine;
 use crate::crawl::base::errors::CloseSpider;
 use crate::crawl::base::signals::{Signal, SignalArgs};
 use crate::crawl::http::request::keys;
-use crate::crawl::spiders::outputs::Output;
-use crate::defer::Failure;
+use crate::crawl::spiders::outputs::{Later, Output, Outputs};
+use crate::defer::{CancelledError, Failure};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 impl ExecutionEngine {
@@ -16,7 +18,7 @@ impl ExecutionEngine {
     pub(super) fn process_start_loop(&self) {
         let proceed = {
             let st = self.state.borrow();
-            st.start.is_some() && st.spider_open && st.running
+            st.start.is_some() && st.start_wait.is_none() && st.spider_open && st.running
         };
         if !proceed {
             self.start_loop_running.set(false);
@@ -86,6 +88,7 @@ impl ExecutionEngine {
                 self.crawl(request);
                 self.start_progress();
             }
+            Some(Output::Later(later)) => self.start_wait_for(later),
             Some(Output::Item(item)) => {
                 self.start_track.next.set(index + 1);
                 self.start_track.outstanding.borrow_mut().insert(index);
@@ -102,6 +105,53 @@ impl ExecutionEngine {
                 }
             }
             None => {}
+        }
+    }
+
+    /// Pauses the start loop until `later` fires: its outputs (through the spider
+    /// middlewares' `process_start`) come before the rest of `start()`; a failure is
+    /// `start()` raising; a cancellation by the close ends `start()` quietly.
+    fn start_wait_for(&self, later: Later) {
+        let d = later.0;
+        self.state.borrow_mut().start_wait = Some(d.clone());
+        let me = self.me.clone();
+        let _ = d.then(move |r: Result<Outputs, Failure>| {
+            let Some(e) = me.upgrade() else {
+                return Ok(());
+            };
+            e.state.borrow_mut().start_wait = None;
+            match r {
+                Ok(outputs) => {
+                    let outputs = e.scraper.spidermw().process_start(outputs);
+                    if let Some(start) = e.state.borrow_mut().start.as_mut() {
+                        start.push_front(outputs);
+                    }
+                }
+                Err(f) => {
+                    e.state.borrow_mut().start = None;
+                    let closing = e.slot().is_none_or(|s| s.is_closing());
+                    if !(f.check::<CancelledError>() && closing) {
+                        e.start_failed(&f);
+                    }
+                }
+            }
+            // Resume the loop (it stopped while waiting) and let idleness be checked.
+            if !e.start_loop_running.replace(true) {
+                e.process_start_loop();
+            }
+            if let Some(slot) = e.slot() {
+                slot.nextcall.schedule(0.0);
+            }
+            Ok(())
+        });
+    }
+
+    /// Cancels a wait of `start()` (the spider is closing).
+    pub(super) fn cancel_start_wait(&self) {
+        let wait = self.state.borrow_mut().start_wait.take();
+        if let Some(d) = wait {
+            log::info!("Cancelling the Deferred start() is waiting on: the spider is closing");
+            d.cancel();
         }
     }
 
