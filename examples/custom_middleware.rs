@@ -53,7 +53,7 @@ impl ItemPipeline for RequireAuthor {
     fn process_item(&self, item: Item, _: Option<&Response>) -> Result<ItemOutcome, Failure> {
         match item.get("author") {
             Some(a) if a.as_str().is_some_and(|s| !s.is_empty()) => Ok(ItemOutcome::Item(item)),
-            _ => Err(Failure::new(DropItem("no author".into()))),
+            _ => Err(Failure::new(DropItem::new("no author"))),
         }
     }
 }

@@ -358,3 +358,62 @@ fn each_crawl_counts_filters_and_names_its_own_log_records() {
     assert_eq!(calm.stats.get_int("log_count/INFO"), 0);
     assert!(calm.stats.get_int("item_scraped_count") > 0);
 }
+
+/// A user's `LOG_FORMATTER`: items at DEBUG without their body.
+struct NoBodies;
+
+impl trawl::crawl::logformatter::LogFormatter for NoBodies {
+    fn scraped(
+        &self,
+        _item: &trawl::crawl::Item,
+        response: Option<&Response>,
+        _spider: &str,
+    ) -> Option<trawl::crawl::logformatter::LogEntry> {
+        Some(trawl::crawl::logformatter::LogEntry::new(
+            log::Level::Debug,
+            format!(
+                "Scraped an item from {}",
+                response.map_or_else(String::new, |r| r.url().to_string())
+            ),
+        ))
+    }
+}
+
+#[test]
+fn a_log_formatter_by_name_changes_what_the_crawl_says() {
+    install_managed_logger();
+    let server = FixtureServer::start(FixtureOptions {
+        pages: 20,
+        ..FixtureOptions::default()
+    })
+    .expect("fixture");
+    let mut registry = trawl::crawl::Registry::with_builtins();
+    registry.register_log_formatter("test.NoBodies", |_| {
+        Ok(Rc::new(NoBodies) as Rc<dyn trawl::crawl::logformatter::LogFormatter>)
+    });
+    let mut reactor = Reactor::new().expect("reactor");
+    let mut s = settings();
+    s.set("LOG_LEVEL", "DEBUG", Priority::Project);
+    s.set("LOG_FORMATTER", "test.NoBodies", Priority::Project);
+    let runner = CrawlerRunner::with_registry(&reactor.handle(), s, registry);
+    let done = runner.crawl(Named::new("formatted", &server.url("/index.html")));
+    reactor.run_until(&runner.join()).expect("reactor");
+    let crawler = done.take_result().expect("fired").expect("ran");
+    let records = RECORDS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    let mine: Vec<&String> = records
+        .iter()
+        .filter(|(s, _, _)| s.as_deref() == Some("formatted"))
+        .map(|(_, _, m)| m)
+        .collect();
+    let scraped = mine
+        .iter()
+        .filter(|m| m.starts_with("Scraped an item from http"))
+        .count();
+    assert_eq!(scraped as i64, crawler.stats.get_int("item_scraped_count"));
+    assert!(!mine.iter().any(|m| m.starts_with("Scraped from")));
+    // The methods it does not override keep Scrapy's lines.
+    assert!(mine.iter().any(|m| m.starts_with("Crawled (200)")));
+}

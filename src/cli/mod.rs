@@ -34,6 +34,12 @@ use run::one_line;
 
 /// Runs the command line `argv` (without the program name); returns the exit code.
 pub fn main(argv: Vec<String>) -> i32 {
+    let code = main_inner(argv);
+    crate::crawl::logoutput::end_stdout_redirect();
+    code
+}
+
+fn main_inner(argv: Vec<String>) -> i32 {
     let args = match Args::parse(argv) {
         Ok(a) => a,
         Err(e) => {

@@ -159,7 +159,9 @@ impl Project {
 
     /// Runs the command line of the process and exits with its code.
     pub fn main(self) -> ! {
-        std::process::exit(self.run(std::env::args().skip(1).collect()))
+        let code = self.run(std::env::args().skip(1).collect());
+        crate::crawl::logoutput::end_stdout_redirect();
+        std::process::exit(code)
     }
 
     /// Runs a command line (without the program name); returns the exit code: 0

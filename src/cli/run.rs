@@ -45,12 +45,6 @@ impl From<Failure> for CliError {
     }
 }
 
-thread_local! {
-    static PROGRESS_ACTIVE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-static PROGRESS_ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
 /// Start-up notes from the binary (the open-files limit), logged once logging is set up.
 static STARTUP_NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
@@ -74,48 +68,14 @@ pub fn init_logging(level: &str, logfile: Option<&str>) -> Result<(), CliError> 
             "unknown log level {level:?} (DEBUG, INFO, WARNING, ERROR, CRITICAL)"
         )));
     };
-    let mut b = env_logger::Builder::new();
-    // The logger passes everything; the global maximum level filters, so that each
-    // crawler can apply its own LOG_LEVEL / LOG_ENABLED (`crawl::logging`).
-    b.filter_level(log::LevelFilter::Trace);
-    // Dependencies stay quiet unless asked for.
-    b.filter_module("rustls", log::LevelFilter::Warn);
-    b.format(|buf, record| {
-        if PROGRESS_ON.load(std::sync::atomic::Ordering::Relaxed) {
-            // Clear the progress line; the next tick redraws it below the log.
-            write!(buf, "\r\x1b[2K")?;
-        }
-        let level = match record.level() {
-            log::Level::Error => "ERROR",
-            log::Level::Warn => "WARNING",
-            log::Level::Info => "INFO",
-            log::Level::Debug => "DEBUG",
-            log::Level::Trace => "TRACE",
-        };
-        let target = record.target().replace("::", ".");
-        writeln!(
-            buf,
-            "{} [{target}] {level}: {}",
-            crate::crawl::datetime::format_utc(wall_now())
-                .get(..19)
-                .unwrap_or(""),
-            record.args()
-        )
-    });
-    if let Some(path) = logfile {
-        let file = std::fs::File::create(path)
-            .map_err(|e| CliError::Usage(format!("--logfile {path}: {e}")))?;
-        b.target(env_logger::Target::Pipe(Box::new(file)));
-    }
-    // A second init (tests calling `main` twice) keeps the first logger.
-    let logger = crate::crawl::logging::CountingLogger::new(b.build());
-    if log::set_boxed_logger(Box::new(logger)).is_ok() {
-        crate::crawl::logging::set_managed(true);
-    }
-    crate::crawl::logging::set_base_level(filter);
-    if !crate::crawl::logging::is_managed() {
-        log::set_max_level(filter);
-    }
+    // --logfile truncates (one log per run); a crawl's LOG_FILE follows LOG_FILE_APPEND.
+    let output = match logfile {
+        Some(path) => crate::crawl::logoutput::LogOutput::file(path, false)
+            .map_err(|e| CliError::Usage(format!("--logfile {path}: {e}")))?,
+        None => crate::crawl::logoutput::LogOutput::stderr(),
+    };
+    // A second install (tests calling `main` twice) keeps the first logger.
+    crate::crawl::logging::install(filter, output);
     let notes = std::mem::take(
         &mut *STARTUP_NOTES
             .lock()
@@ -125,12 +85,6 @@ pub fn init_logging(level: &str, logfile: Option<&str>) -> Result<(), CliError> 
         log::info!("{note}");
     }
     Ok(())
-}
-
-fn wall_now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Applies `-s`, `-o`/`-O` and the log level to `settings` at command-line priority.
@@ -315,7 +269,7 @@ pub fn run_crawls(
         && lc.running()
     {
         let _ = lc.stop();
-        PROGRESS_ON.store(false, std::sync::atomic::Ordering::Relaxed);
+        crate::crawl::logoutput::PROGRESS_LINE.store(false, std::sync::atomic::Ordering::Relaxed);
         eprint!("\r\x1b[2K");
     }
     result.map_err(|e| CliError::Failed(e.to_string()))?;
@@ -344,7 +298,7 @@ pub(super) fn exit_code(crawler: &Crawler) -> i32 {
 }
 
 fn start_progress(crawler: &Rc<Crawler>) -> crate::task::LoopingCall {
-    PROGRESS_ON.store(true, std::sync::atomic::Ordering::Relaxed);
+    crate::crawl::logoutput::PROGRESS_LINE.store(true, std::sync::atomic::Ordering::Relaxed);
     let weak = Rc::downgrade(crawler);
     let started = crawler.clock().seconds();
     let lc = crate::task::LoopingCall::new(crawler.clock(), move || {

@@ -15,6 +15,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::rc::{Rc, Weak};
 
+use crate::crawl::base::logformatter::{LogFormatter, ScrapyLogFormatter};
 use crate::crawl::base::settings::Settings;
 use crate::crawl::base::signals::Signals;
 use crate::crawl::base::stats::StatsCollector;
@@ -178,6 +179,8 @@ pub struct CrawlContext {
     outputs: RefCell<Vec<Weak<dyn OutputBuffer>>>,
     close_waits: RefCell<Vec<Deferred<()>>>,
     handle_httpstatus_list: RefCell<Option<Vec<u16>>>,
+    log_formatter: RefCell<Rc<dyn LogFormatter>>,
+    dropitem_level: std::cell::Cell<log::Level>,
 }
 
 impl CrawlContext {
@@ -209,7 +212,26 @@ impl CrawlContext {
             outputs: RefCell::new(Vec::new()),
             close_waits: RefCell::new(Vec::new()),
             handle_httpstatus_list: RefCell::new(None),
+            log_formatter: RefCell::new(Rc::new(ScrapyLogFormatter)),
+            dropitem_level: std::cell::Cell::new(log::Level::Warn),
         }
+    }
+
+    /// What the crawl says about pages, items and errors (`LOG_FORMATTER`).
+    pub fn log_formatter(&self) -> Rc<dyn LogFormatter> {
+        self.log_formatter.borrow().clone()
+    }
+
+    /// Sets the log formatter and `DEFAULT_DROPITEM_LOG_LEVEL` (the crawler, from its
+    /// settings, before the engine is built).
+    pub fn set_log_formatter(&self, formatter: Rc<dyn LogFormatter>, dropitem_level: log::Level) {
+        *self.log_formatter.borrow_mut() = formatter;
+        self.dropitem_level.set(dropitem_level);
+    }
+
+    /// `DEFAULT_DROPITEM_LOG_LEVEL`.
+    pub fn dropitem_level(&self) -> log::Level {
+        self.dropitem_level.get()
     }
 
     /// The crawl's shared `T`, made by `make` on first use: one value per type per

@@ -53,11 +53,13 @@ pub mod spidermiddlewares;
 pub mod spiders;
 mod util;
 
-pub use self::base::{errors, item, logging, settings, signals, slots, stats};
+pub use self::base::{
+    errors, item, logformatter, logging, logoutput, settings, signals, slots, stats,
+};
 pub use self::core::{downloader, dupefilter, engine, pipeline, scheduler, scraper, spidermw};
 pub use self::http::request::{keys, record};
 pub use self::http::{encoding, fingerprint, request, response, selector};
-pub use self::util::{datetime, pycsv, pyjson, robots, seen, sitemap};
+pub use self::util::{datetime, pycsv, pyjson, pylogfmt, robots, seen, sitemap};
 
 pub use self::base::item::Item;
 pub use self::base::settings::{Priority, Settings};

@@ -22,11 +22,34 @@ impl std::error::Error for IgnoreRequest {}
 
 /// An item pipeline dropped the item (Scrapy's `DropItem`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct DropItem(pub String);
+pub struct DropItem {
+    /// Why.
+    pub message: String,
+    /// The level of its `Dropped:` line (Scrapy's `DropItem(log_level=...)`); `None`:
+    /// `DEFAULT_DROPITEM_LOG_LEVEL`.
+    pub log_level: Option<String>,
+}
+
+impl DropItem {
+    /// Drops an item, saying why.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            log_level: None,
+        }
+    }
+
+    /// The level its line is logged at (`"INFO"`, `"DEBUG"`...).
+    #[must_use]
+    pub fn with_log_level(mut self, level: &str) -> Self {
+        self.log_level = Some(level.to_owned());
+        self
+    }
+}
 
 impl fmt::Display for DropItem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 

@@ -24,6 +24,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::reactor::ScopeId;
 
+pub use super::logoutput::level_name;
+
 use super::settings::{Settings, SettingsError};
 
 static MANAGED: AtomicBool = AtomicBool::new(false);
@@ -68,6 +70,9 @@ pub struct LogScope {
     spider: String,
     level: Cell<log::LevelFilter>,
     counts: [Cell<u64>; 5],
+    /// Where the crawl's records go (its `LOG_FILE`, `LOG_FORMAT`...), when the
+    /// logger is managed.
+    output: RefCell<Option<Rc<super::logoutput::LogOutput>>>,
 }
 
 impl LogScope {
@@ -84,6 +89,11 @@ impl LogScope {
     /// The crawl's level (`LOG_LEVEL`, when the logger is managed).
     pub fn level(&self) -> log::LevelFilter {
         self.level.get()
+    }
+
+    /// Where the crawl's records go, if its settings said (managed logger only).
+    pub fn output(&self) -> Option<Rc<super::logoutput::LogOutput>> {
+        self.output.borrow().clone()
     }
 
     /// Records counted for this crawl, per level, most severe first.
@@ -140,6 +150,7 @@ pub fn open_scope(spider: &str) -> LogScopeHandle {
         spider: spider.to_owned(),
         level: Cell::new(filter_from(BASE_LEVEL.load(Ordering::Relaxed))),
         counts: Default::default(),
+        output: RefCell::new(None),
     });
     SCOPE_LEVELS[scope.level() as usize].fetch_add(1, Ordering::Relaxed);
     SCOPES.with(|s| s.borrow_mut().insert(scope.id.0, scope.clone()));
@@ -211,6 +222,28 @@ pub fn level_filter(name: &str) -> Option<log::LevelFilter> {
     })
 }
 
+/// A record level from a Python level name or number (`"INFO"`, `"WARNING"`, `20`,
+/// `40`); `CRITICAL` (50) is logged as ERROR, the most severe level a record has here.
+pub fn level_from_name(name: &str) -> Option<log::Level> {
+    let name = name.trim();
+    if let Ok(n) = name.parse::<u32>() {
+        return Some(match n {
+            0..=10 => log::Level::Debug,
+            11..=20 => log::Level::Info,
+            21..=30 => log::Level::Warn,
+            _ => log::Level::Error,
+        });
+    }
+    match name.to_ascii_uppercase().as_str() {
+        "CRITICAL" | "FATAL" | "ERROR" => Some(log::Level::Error),
+        "WARNING" | "WARN" => Some(log::Level::Warn),
+        "INFO" => Some(log::Level::Info),
+        "DEBUG" => Some(log::Level::Debug),
+        "TRACE" => Some(log::Level::Trace),
+        _ => None,
+    }
+}
+
 /// The level `LOG_ENABLED` and `LOG_LEVEL` ask for.
 ///
 /// # Errors
@@ -237,11 +270,25 @@ pub fn settings_filter(settings: &Settings) -> Result<log::LevelFilter, Settings
 pub fn apply_settings(settings: &Settings) -> Result<(), SettingsError> {
     let filter = settings_filter(settings)?;
     if is_managed() {
+        let output =
+            super::logoutput::LogOutput::from_settings(settings, &super::logoutput::base_output())?;
         match current_scope() {
-            Some(scope) => scope.set_level(filter),
-            None => BASE_LEVEL.store(filter as usize, Ordering::Relaxed),
+            Some(scope) => {
+                scope.set_level(filter);
+                *scope.output.borrow_mut() = Some(Rc::new(output));
+            }
+            None => {
+                BASE_LEVEL.store(filter as usize, Ordering::Relaxed);
+                super::logoutput::set_base_output(output);
+            }
         }
         refresh_max_level();
+        if settings.get_bool("LOG_STDOUT")? {
+            super::logoutput::redirect_stdout().map_err(|e| SettingsError {
+                name: "LOG_STDOUT".into(),
+                reason: format!("cannot redirect the standard output: {e}"),
+            })?;
+        }
     }
     Ok(())
 }
@@ -260,17 +307,6 @@ thread_local! {
     static COUNTS: [Cell<u64>; 5] = const {
         [Cell::new(0), Cell::new(0), Cell::new(0), Cell::new(0), Cell::new(0)]
     };
-}
-
-/// The Python name of a level, as in `log_count/<LEVEL>`.
-pub fn level_name(level: log::Level) -> &'static str {
-    match level {
-        log::Level::Error => "ERROR",
-        log::Level::Warn => "WARNING",
-        log::Level::Info => "INFO",
-        log::Level::Debug => "DEBUG",
-        log::Level::Trace => "TRACE",
-    }
 }
 
 /// Counts one record that was logged (what [`CountingLogger`] calls): on this thread,
@@ -333,4 +369,51 @@ impl<L: log::Log> log::Log for CountingLogger<L> {
     fn flush(&self) {
         self.inner.flush();
     }
+}
+
+/// The logger trawl manages: each record written with its crawl's [`super::logoutput::LogOutput`].
+#[derive(Debug, Default)]
+pub struct TrawlLogger;
+
+impl log::Log for TrawlLogger {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        // Dependencies stay quiet unless they warn.
+        !metadata.target().starts_with("rustls") || metadata.level() <= log::Level::Warn
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        match current_scope() {
+            Some(scope) => {
+                let output = scope.output();
+                match output {
+                    Some(o) => o.write(record, Some(scope.spider())),
+                    None => super::logoutput::base_output().write(record, Some(scope.spider())),
+                }
+            }
+            None => super::logoutput::base_output().write(record, None),
+        }
+    }
+
+    fn flush(&self) {
+        super::logoutput::base_output().flush();
+    }
+}
+
+/// Installs trawl's logger (counting, per-crawl levels and outputs) as the process
+/// logger and marks it managed, with `level` and `output` for records outside any
+/// crawl. Returns `false` when a logger was already installed (it is kept).
+pub fn install(level: log::LevelFilter, output: super::logoutput::LogOutput) -> bool {
+    let installed = log::set_boxed_logger(Box::new(CountingLogger::new(TrawlLogger))).is_ok();
+    if installed {
+        set_managed(true);
+    }
+    super::logoutput::set_base_output(output);
+    set_base_level(level);
+    if !is_managed() {
+        log::set_max_level(level);
+    }
+    installed
 }

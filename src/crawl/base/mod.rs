@@ -3,7 +3,9 @@
 
 pub mod errors;
 pub mod item;
+pub mod logformatter;
 pub mod logging;
+pub mod logoutput;
 pub mod settings;
 pub mod signals;
 pub mod slots;

@@ -401,7 +401,16 @@ impl Scraper {
             log::debug!("Ignoring {request}: {failure}");
             return;
         }
-        log::error!("Error downloading {request}: {failure}");
+        let Some(ctx) = self.ctx() else {
+            return;
+        };
+        let errmsg = failure.to_string();
+        if let Some(line) = ctx
+            .log_formatter()
+            .download_error(failure, request, Some(&errmsg))
+        {
+            line.log(module_path!());
+        }
     }
 
     fn handle_spider_error(
@@ -423,11 +432,12 @@ impl Scraper {
             ctx.close_spider(reason);
             return;
         }
-        let referer = request.headers().get_str("referer").unwrap_or("None");
-        log::error!(
-            "Spider error processing {request} (referer: {referer})\n{}",
-            failure.describe()
-        );
+        // The failure follows the line, as Scrapy's traceback (`exc_info`) does.
+        if let Some(mut line) = ctx.log_formatter().spider_error(failure, request, response) {
+            line.message.push('\n');
+            line.message.push_str(&failure.describe());
+            line.log(module_path!());
+        }
         let kind = failure.short_type_name();
         ctx.stats.inc("spider_exceptions/count");
         ctx.stats.inc(&format!("spider_exceptions/{kind}"));
@@ -677,9 +687,8 @@ impl Scraper {
         };
         match r {
             Ok(item) => {
-                if log::log_enabled!(log::Level::Debug) {
-                    let from = resp.map_or_else(|| "start()".to_owned(), |r| format!("{r:?}"));
-                    log::debug!("Scraped from {from}\n{item:?}");
+                if let Some(line) = ctx.log_formatter().scraped(&item, resp, ctx.spider_name()) {
+                    line.log(module_path!());
                 }
                 ctx.signals.send_catch_log(
                     Signal::ItemScraped,
@@ -692,8 +701,13 @@ impl Scraper {
             }
             Err(f) => {
                 let item = original.unwrap_or_default();
-                if f.check::<DropItem>() {
-                    log::warn!("Dropped: {f}\n{item:?}");
+                if let Some(drop) = f.downcast_ref::<DropItem>() {
+                    if let Some(line) =
+                        ctx.log_formatter()
+                            .dropped(&item, drop, resp, ctx.dropitem_level())
+                    {
+                        line.log(module_path!());
+                    }
                     ctx.signals.send_catch_log(
                         Signal::ItemDropped,
                         SignalArgs::Item {
@@ -703,7 +717,11 @@ impl Scraper {
                         },
                     );
                 } else {
-                    log::error!("Error processing {item:?}\n{}", f.describe());
+                    if let Some(mut line) = ctx.log_formatter().item_error(&item, &f, resp) {
+                        line.message.push('\n');
+                        line.message.push_str(&f.describe());
+                        line.log(module_path!());
+                    }
                     ctx.signals.send_catch_log(
                         Signal::ItemError,
                         SignalArgs::Item {

@@ -170,6 +170,12 @@ fn register_core(r: &mut Registry) {
     r.register_stats("trawl.DummyStatsCollector", |_| {
         Ok(Rc::new(DummyStatsCollector) as Rc<dyn StatsCollector>)
     });
+    r.register_log_formatter("trawl.LogFormatter", |_| {
+        Ok(
+            Rc::new(crate::crawl::base::logformatter::ScrapyLogFormatter)
+                as Rc<dyn crate::crawl::base::logformatter::LogFormatter>,
+        )
+    });
     r.register_handler("trawl.HTTPDownloadHandler", |c| {
         Ok(Rc::new(HttpHandler::from_context(c)?) as Rc<dyn DownloadHandler>)
     });

@@ -11,8 +11,8 @@ pub mod shutdown;
 
 pub use registry::{
     ComponentError, DownloaderMwFactory, DupeFilterFactory, ExtensionFactory, Factory,
-    HandlerFactory, Named, PipelineFactory, Registry, SchedulerFactory, SpiderMwFactory,
-    StatsFactory, StatsSetup,
+    HandlerFactory, LogFormatterFactory, Named, PipelineFactory, Registry, SchedulerFactory,
+    SpiderMwFactory, StatsFactory, StatsSetup,
 };
 
 use std::any::Any;
@@ -154,6 +154,19 @@ impl Crawler {
             job,
         ));
         ctx.set_spider_handle_httpstatus_list(spider.handle_httpstatus_list());
+        let dropitem_level = match ctx.settings.get("DEFAULT_DROPITEM_LOG_LEVEL") {
+            Some(serde_json::Value::Number(n)) => n.to_string(),
+            Some(serde_json::Value::String(s)) => s.clone(),
+            _ => "WARNING".to_owned(),
+        };
+        let dropitem_level = crate::crawl::base::logging::level_from_name(&dropitem_level)
+            .ok_or_else(|| {
+                Failure::new(crate::crawl::base::settings::SettingsError {
+                    name: "DEFAULT_DROPITEM_LOG_LEVEL".into(),
+                    reason: format!("unknown level {dropitem_level:?}"),
+                })
+            })?;
+        ctx.set_log_formatter(registry.log_formatter(&ctx.settings)?, dropitem_level);
         let mut attributes = spider.attributes();
         attributes.insert("name".into(), ctx.spider_name().into());
         attributes

@@ -15,6 +15,7 @@ use std::rc::Rc;
 use serde_json::Value;
 
 use crate::crawl::base::errors::NotConfigured;
+use crate::crawl::base::logformatter::LogFormatter;
 use crate::crawl::base::settings::{Settings, normalize_component};
 use crate::crawl::base::stats::StatsCollector;
 use crate::crawl::context::CrawlContext;
@@ -42,6 +43,9 @@ pub type SpiderMwFactory = Factory<dyn SpiderMiddleware>;
 pub type PipelineFactory = Factory<dyn ItemPipeline>;
 /// Builds an extension (it connects to signals; the crawler keeps it alive).
 pub type ExtensionFactory = Factory<dyn Any>;
+/// Builds the crawl's `LogFormatter` (`LOG_FORMATTER`) from its settings.
+pub type LogFormatterFactory =
+    Rc<dyn Fn(&crate::crawl::base::settings::Settings) -> Result<Rc<dyn LogFormatter>, Failure>>;
 /// Builds a download handler for a URL scheme.
 pub type HandlerFactory = Factory<dyn DownloadHandler>;
 /// Builds the scheduler.
@@ -102,6 +106,7 @@ pub struct Registry {
     dupefilters: HashMap<String, DupeFilterFactory>,
     stats: HashMap<String, StatsFactory>,
     handlers: HashMap<String, HandlerFactory>,
+    log_formatters: HashMap<String, LogFormatterFactory>,
     feeds: FeedPlugins,
     spider_arguments: Vec<(String, String)>,
 }
@@ -192,6 +197,32 @@ impl Registry {
         F: Fn(&Rc<CrawlContext>) -> Result<Rc<dyn DownloadHandler>, Failure> + 'static,
     {
         self.handlers.insert(name.to_owned(), Rc::new(f));
+    }
+
+    /// Registers a log formatter under `name` (select it with `LOG_FORMATTER`).
+    pub fn register_log_formatter<F>(&mut self, name: &str, f: F)
+    where
+        F: Fn(&crate::crawl::base::settings::Settings) -> Result<Rc<dyn LogFormatter>, Failure>
+            + 'static,
+    {
+        self.log_formatters.insert(name.to_owned(), Rc::new(f));
+    }
+
+    /// The log formatter `LOG_FORMATTER` names.
+    ///
+    /// # Errors
+    ///
+    /// An unregistered name, or a formatter that fails to build.
+    pub fn log_formatter(
+        &self,
+        settings: &crate::crawl::base::settings::Settings,
+    ) -> Result<Rc<dyn LogFormatter>, Failure> {
+        let name = settings.get_str("LOG_FORMATTER")?.unwrap_or_default();
+        let factory = self
+            .log_formatters
+            .get(&normalize_component(&name))
+            .ok_or_else(|| ComponentError::unregistered(&name, "log formatter"))?;
+        factory(settings)
     }
 
     /// The downloader middlewares `DOWNLOADER_MIDDLEWARES` (+ `_BASE`) names, in order.

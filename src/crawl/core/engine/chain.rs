@@ -100,18 +100,8 @@ impl ExecutionEngine {
             if let (Ok(Ok(DownloadOutput::Response(resp))), Some(e)) = (&r, me.upgrade())
                 && let Some(c) = e.ctx()
             {
-                if log::log_enabled!(log::Level::Debug) {
-                    let req = resp.request();
-                    let referer = req.headers().get_str("referer").unwrap_or("None");
-                    let flags = if resp.flags().is_empty() {
-                        String::new()
-                    } else {
-                        format!(" {:?}", resp.flags())
-                    };
-                    log::debug!(
-                        "Crawled ({}) {req} (referer: {referer}){flags}",
-                        resp.status()
-                    );
+                if let Some(line) = e.log_formatter.crawled(resp.request(), resp) {
+                    line.log(module_path!());
                 }
                 c.signals.send_catch_log(
                     Signal::ResponseReceived,

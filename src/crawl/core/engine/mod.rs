@@ -112,6 +112,8 @@ pub struct ExecutionEngine {
     scraper: Rc<Scraper>,
     state: RefCell<State>,
     start_loop_running: Cell<bool>,
+    /// The crawl's `LOG_FORMATTER` (the `Crawled` line).
+    log_formatter: Rc<dyn crate::crawl::base::logformatter::LogFormatter>,
     me: Weak<ExecutionEngine>,
 }
 
@@ -148,6 +150,7 @@ impl ExecutionEngine {
                 next_id: 0,
             }),
             start_loop_running: Cell::new(false),
+            log_formatter: ctx.log_formatter(),
             me: me.clone(),
         });
         let ops: Rc<dyn EngineOps> = engine.clone();
