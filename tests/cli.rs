@@ -420,6 +420,42 @@ fn an_unknown_setting_is_warned_about_once_with_a_suggestion() {
     );
 }
 
+#[test]
+fn environment_settings_apply_and_unknown_ones_are_warned_about_once() {
+    let srv = server(30);
+    let o = trawl()
+        .args(["crawl", &srv.url("/index.html"), "-s", "DOWNLOAD_DELAYY=1"])
+        .env("TRAWL_SETTING_CLOSESPIDER_PAGECOUNT", "3")
+        .env("TRAWL_SETTING_DOWNLOAD_DELAYY", "2")
+        .env("TRAWL_SETTING_LOGSTATS_INTERVL", "0")
+        .output()
+        .expect("trawl runs");
+    assert!(o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    // Applied: the crawl stops after 3 pages.
+    assert!(
+        stderr.contains("'finish_reason': \"closespider_pagecount\""),
+        "{stderr}"
+    );
+    let warned = |name: &str| {
+        stderr
+            .lines()
+            .filter(|l| l.contains(&format!("Unknown setting {name} ")))
+            .count()
+    };
+    assert_eq!(warned("LOGSTATS_INTERVL"), 1, "{stderr}");
+    assert!(
+        stderr.contains("TRAWL_SETTING_LOGSTATS_INTERVL in the environment"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("did you mean LOGSTATS_INTERVAL?"),
+        "{stderr}"
+    );
+    // Set twice (environment and -s): one warning.
+    assert_eq!(warned("DOWNLOAD_DELAYY"), 1, "{stderr}");
+}
+
 /// Receives log lines until `matches` has accepted `n` of them; false if the deadline
 /// passes or the log ends first.
 fn wait_for_lines(

@@ -167,6 +167,9 @@ impl Project {
     /// Runs a command line (without the program name); returns the exit code: 0
     /// success, 1 a failed crawl or check, 2 a usage error.
     pub fn run(&self, argv: Vec<String>) -> i32 {
+        // The components register (and declare the settings they read) before any
+        // setting is checked.
+        drop(self.registry());
         let args = match Args::parse(argv) {
             Ok(a) => a,
             Err(e) => {

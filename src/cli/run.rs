@@ -93,6 +93,15 @@ pub fn init_logging(level: &str, logfile: Option<&str>) -> Result<(), CliError> 
 ///
 /// A malformed `-s` or feed option.
 pub fn apply_common(args: &Args, settings: &mut Settings) -> Result<(), CliError> {
+    // The environment's settings (TRAWL_SETTING_<NAME>) at project priority, under
+    // the command line's.
+    for (name, value) in crate::crawl::settings::from_environment() {
+        crate::crawl::settings::warn_if_unknown(
+            &name,
+            &format!("TRAWL_SETTING_{name} in the environment"),
+        );
+        settings.set(&name, value, Priority::Project);
+    }
     for s in args.all("s") {
         let Some((name, value)) = s.split_once('=') else {
             return Err(CliError::Usage(format!("-s expects NAME=VALUE, got {s:?}")));
@@ -101,17 +110,7 @@ pub fn apply_common(args: &Args, settings: &mut Settings) -> Result<(), CliError
             return Err(CliError::Usage(format!("-s expects NAME=VALUE, got {s:?}")));
         }
         let name = name.trim();
-        if !crate::crawl::settings::is_known(name) {
-            match crate::crawl::settings::suggest(name) {
-                Some(close) => log::warn!(
-                    "Unknown setting {name} (-s {s}); did you mean {close}? It is set, but \
-                     nothing built in reads it"
-                ),
-                None => log::warn!(
-                    "Unknown setting {name} (-s {s}): it is set, but nothing built in reads it"
-                ),
-            }
-        }
+        crate::crawl::settings::warn_if_unknown(name, &format!("-s {s}"));
         settings.set(name, value, Priority::Cmdline);
     }
     if let Some(addr) = args.value("metrics") {

@@ -375,7 +375,76 @@ const READ_ELSEWHERE: &[&str] = &[
 /// Whether trawl knows a setting by this name (in the defaults table or read by a
 /// built-in component). Components of the user's own may read others.
 pub fn is_known(name: &str) -> bool {
-    READ_ELSEWHERE.contains(&name) || defaults().iter().any(|(n, _)| *n == name)
+    READ_ELSEWHERE.contains(&name)
+        || defaults().iter().any(|(n, _)| *n == name)
+        || declared()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(name)
+}
+
+/// Setting names components of your own declared (they are known from then on).
+fn declared() -> &'static std::sync::Mutex<std::collections::HashSet<String>> {
+    static DECLARED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+        std::sync::OnceLock::new();
+    DECLARED.get_or_init(Default::default)
+}
+
+/// Makes `names` known settings (a component of your own that reads them:
+/// `Registry::declare_settings` calls this), so setting them draws no warning.
+pub fn declare_known<I, S>(names: I)
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    let mut set = declared()
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    set.extend(names.into_iter().map(Into::into));
+}
+
+/// Warns once per process about a setting nothing reads — built in or declared by a
+/// component — naming where it was set (`source`) and the closest known name. Returns
+/// whether it warned.
+pub fn warn_if_unknown(name: &str, source: &str) -> bool {
+    if is_known(name) {
+        return false;
+    }
+    static WARNED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<String>>> =
+        std::sync::OnceLock::new();
+    let first = WARNED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(name.to_owned());
+    if !first {
+        return false;
+    }
+    match suggest(name) {
+        Some(close) => log::warn!(
+            "Unknown setting {name} ({source}); did you mean {close}? It is set, but nothing \
+             built in or declared reads it"
+        ),
+        None => log::warn!(
+            "Unknown setting {name} ({source}): it is set, but nothing built in or declared \
+             reads it"
+        ),
+    }
+    true
+}
+
+/// The environment's settings: each `TRAWL_SETTING_<NAME>=<value>` sets `NAME` (a
+/// deployment's way to set what its image runs with), parsed as `-s` values are.
+pub fn from_environment() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::env::vars()
+        .filter_map(|(k, v)| {
+            k.strip_prefix("TRAWL_SETTING_")
+                .filter(|n| !n.is_empty())
+                .map(|n| (n.to_owned(), v))
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 /// The known setting closest to `name` (a likely typo), if one is close enough.
@@ -750,6 +819,20 @@ impl fmt::Debug for Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn declared_settings_are_known_and_unknown_ones_warn_once() {
+        assert!(warn_if_unknown("TEST_ONLY_PIPELNE_LIMIT", "a test"));
+        assert!(
+            !warn_if_unknown("TEST_ONLY_PIPELNE_LIMIT", "elsewhere"),
+            "once"
+        );
+        assert!(!is_known("TEST_ONLY_PIPELINE_LIMIT"));
+        declare_known(["TEST_ONLY_PIPELINE_LIMIT"]);
+        assert!(is_known("TEST_ONLY_PIPELINE_LIMIT"));
+        assert!(!warn_if_unknown("TEST_ONLY_PIPELINE_LIMIT", "a test"));
+        assert!(!warn_if_unknown("CONCURRENT_REQUESTS", "a test"));
+    }
 
     #[test]
     fn priorities() {

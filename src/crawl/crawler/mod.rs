@@ -53,10 +53,11 @@ impl std::ops::Deref for Crawler {
 }
 
 /// Warns about each setting a project or a spider's `custom_settings` gives that
-/// nothing built in reads (a typo is otherwise silent), with the closest known name
-/// when there is one; `-s` ones are warned about by the command as they are parsed.
-/// A setting read by a component of your own is warned about too: the warning says
-/// only that nothing built in reads it.
+/// nothing built in reads and no component declared (a typo is otherwise silent), with
+/// the closest known name when there is one — once per process, whichever crawl sees
+/// it first; `-s` and environment ones are warned about by the command as they are
+/// parsed. A component of your own declares what it reads with
+/// [`Registry::declare_settings`].
 fn warn_unknown_settings(settings: &Settings, spider: &str) {
     for (name, _, priority) in settings.iter_sorted() {
         let source = match priority {
@@ -64,18 +65,7 @@ fn warn_unknown_settings(settings: &Settings, spider: &str) {
             Priority::Spider => format!("the custom_settings of spider {spider:?}"),
             _ => continue,
         };
-        if crate::crawl::base::settings::is_known(name) {
-            continue;
-        }
-        match crate::crawl::base::settings::suggest(name) {
-            Some(close) => log::warn!(
-                "Unknown setting {name} (in {source}); did you mean {close}? It is set, but \
-                 nothing built in reads it"
-            ),
-            None => log::warn!(
-                "Unknown setting {name} (in {source}): it is set, but nothing built in reads it"
-            ),
-        }
+        crate::crawl::base::settings::warn_if_unknown(name, &format!("in {source}"));
     }
 }
 

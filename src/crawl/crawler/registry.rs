@@ -123,6 +123,12 @@ impl Registry {
         &mut self.feeds
     }
 
+    /// Declares settings a component of yours reads, so setting them draws no
+    /// "unknown setting" warning (process-wide: any crawl may read them).
+    pub fn declare_settings(&mut self, names: &[&str]) {
+        crate::crawl::base::settings::declare_known(names.iter().copied());
+    }
+
     /// The spider arguments (`-a NAME=VALUE`) the spider was built with: the crawl
     /// adds them to the spider's attributes (a feed URI's `%(NAME)s`).
     pub fn set_spider_arguments(&mut self, args: Vec<(String, String)>) {
