@@ -289,7 +289,7 @@ fn memory_per_url(n: u64) {
     for phase in 0..2 {
         for i in 0..n {
             let r = Request::get(&format!("http://h.test/{phase}/{i}")).expect("url");
-            let arg = kind.argument(&r);
+            let arg = kind.argument(&r, None);
             let s = if phase == 0 { &script } else { &check };
             let d = client.eval(s, &["bloom"], &[arg.as_str()]);
             if phase == 1 {

@@ -19,6 +19,7 @@ use crate::crawl::base::logformatter::{LogFormatter, ScrapyLogFormatter};
 use crate::crawl::base::settings::Settings;
 use crate::crawl::base::signals::Signals;
 use crate::crawl::base::stats::StatsCollector;
+use crate::crawl::http::fingerprint::{RequestFingerprinter, ScrapyRequestFingerprinter};
 use crate::crawl::http::request::Request;
 use crate::crawl::http::response::Response;
 use crate::crawl::jobdir::{Job, SpiderState};
@@ -180,6 +181,7 @@ pub struct CrawlContext {
     close_waits: RefCell<Vec<Deferred<()>>>,
     handle_httpstatus_list: RefCell<Option<Vec<u16>>>,
     log_formatter: RefCell<Rc<dyn LogFormatter>>,
+    fingerprinter: RefCell<(String, Rc<dyn RequestFingerprinter>)>,
     dropitem_level: std::cell::Cell<log::Level>,
 }
 
@@ -213,6 +215,10 @@ impl CrawlContext {
             close_waits: RefCell::new(Vec::new()),
             handle_httpstatus_list: RefCell::new(None),
             log_formatter: RefCell::new(Rc::new(ScrapyLogFormatter)),
+            fingerprinter: RefCell::new((
+                crate::crawl::http::fingerprint::DEFAULT_FINGERPRINTER.to_owned(),
+                Rc::new(ScrapyRequestFingerprinter::default()),
+            )),
             dropitem_level: std::cell::Cell::new(log::Level::Warn),
         }
     }
@@ -227,6 +233,23 @@ impl CrawlContext {
     pub fn set_log_formatter(&self, formatter: Rc<dyn LogFormatter>, dropitem_level: log::Level) {
         *self.log_formatter.borrow_mut() = formatter;
         self.dropitem_level.set(dropitem_level);
+    }
+
+    /// The crawl's request fingerprinter (`REQUEST_FINGERPRINTER_CLASS`): what the
+    /// dupefilter, the HTTP cache, the JOBDIR and the media pipelines identify a
+    /// request by.
+    pub fn fingerprinter(&self) -> Rc<dyn RequestFingerprinter> {
+        self.fingerprinter.borrow().1.clone()
+    }
+
+    /// The fingerprinter's registered name (`trawl.RequestFingerprinter` by default).
+    pub fn fingerprinter_name(&self) -> String {
+        self.fingerprinter.borrow().0.clone()
+    }
+
+    /// Sets the fingerprinter (the crawler, before the engine is built).
+    pub fn set_fingerprinter(&self, name: &str, fingerprinter: Rc<dyn RequestFingerprinter>) {
+        *self.fingerprinter.borrow_mut() = (name.to_owned(), fingerprinter);
     }
 
     /// `DEFAULT_DROPITEM_LOG_LEVEL`.

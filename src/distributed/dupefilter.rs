@@ -27,7 +27,9 @@ use super::shared::{
 };
 use crate::crawl::context::CrawlContext;
 use crate::crawl::dupefilter::{BloomFilter, DupeFilter, Seen};
-use crate::crawl::fingerprint::{canonical_url, put_hex};
+use crate::crawl::fingerprint::{
+    DEFAULT_FINGERPRINTER, RequestFingerprinter, canonical_url, put_hex, to_hex,
+};
 use crate::crawl::pyjson::{AsciiSink, push_str};
 use crate::crawl::request::Request;
 use crate::crawl::stats::StatsCollector;
@@ -97,12 +99,17 @@ impl FilterKind {
 
     /// The script argument for `request`: the hex fingerprint, or the Bloom probes
     /// as `block:bit,block:bit,...`.
-    pub fn argument(&self, request: &Request) -> String {
-        match self {
-            Self::Set => scrapy_redis_fingerprint(request),
-            Self::Bloom { bits, hashes, .. } => {
-                let fp: [u8; 20] =
-                    Sha1::digest(scrapy_redis_fingerprint_json(request).as_bytes()).into();
+    /// With `custom` (a `REQUEST_FINGERPRINTER_CLASS` of the user's), its fingerprint
+    /// instead of scrapy-redis's.
+    pub fn argument(&self, request: &Request, custom: Option<&dyn RequestFingerprinter>) -> String {
+        match (self, custom) {
+            (Self::Set, None) => scrapy_redis_fingerprint(request),
+            (Self::Set, Some(f)) => to_hex(&f.fingerprint(request)),
+            (Self::Bloom { bits, hashes, .. }, custom) => {
+                let fp: [u8; 20] = match custom {
+                    Some(f) => f.fingerprint(request),
+                    None => Sha1::digest(scrapy_redis_fingerprint_json(request).as_bytes()).into(),
+                };
                 bloom_probes(&fp, *bits, *hashes)
             }
         }
@@ -148,6 +155,7 @@ pub struct RedisDupeFilter {
     debug: bool,
     logged: bool,
     stats: Rc<dyn StatsCollector>,
+    custom: Option<Rc<dyn RequestFingerprinter>>,
 }
 
 impl std::fmt::Debug for RedisDupeFilter {
@@ -183,7 +191,16 @@ impl RedisDupeFilter {
             debug: ctx.settings.get_bool("DUPEFILTER_DEBUG")?,
             logged: false,
             stats: ctx.stats.clone(),
+            // The default keeps scrapy-redis's fingerprint (Python workers share the
+            // set); a fingerprinter of the user's replaces it.
+            custom: (ctx.fingerprinter_name() != DEFAULT_FINGERPRINTER)
+                .then(|| ctx.fingerprinter()),
         })
+    }
+
+    /// The user's fingerprinter, when `REQUEST_FINGERPRINTER_CLASS` names one.
+    pub fn fingerprinter(&self) -> Option<Rc<dyn RequestFingerprinter>> {
+        self.custom.clone()
     }
 
     /// The key.
@@ -234,7 +251,7 @@ impl DupeFilter for RedisDupeFilter {
     }
 
     fn request_seen(&mut self, request: &Request) -> Seen {
-        let arg = self.kind.argument(request);
+        let arg = self.kind.argument(request, self.custom.as_deref());
         let d = match self.kind {
             FilterKind::Set => {
                 self.shared
@@ -334,7 +351,7 @@ mod tests {
         let mut set = std::collections::HashSet::new();
         let probe = |i: usize, phase: usize| {
             let r = Request::get(&format!("http://h.test/{phase}/{i}")).expect("url");
-            kind.argument(&r)
+            kind.argument(&r, None)
         };
         for i in 0..10_000 {
             for p in probe(i, 0).split(',') {

@@ -90,13 +90,15 @@ end
 ";
 
 /// `OPEN`: KEYS meta, queue, dupefilter, workers; ARGV flush (`1`), worker, lease ms,
-/// mode, layout, bloom blocks. Flushes when asked (queue, dupefilter, meta), creates
-/// the crawl's meta hash (`created`, `mode`, `layout`) or checks that an existing one
-/// matches this worker's configuration (error `TRAWLLAYOUT` otherwise), registers the
-/// worker. Returns `{queue length, keys repaired}`.
+/// mode, layout, bloom blocks, fingerprinter. Flushes when asked (queue, dupefilter,
+/// meta), creates the crawl's meta hash (`created`, `mode`, `layout`, `fingerprinter`)
+/// or checks that an existing one matches this worker's configuration (error
+/// `TRAWLLAYOUT`, or `TRAWLFINGERPRINTER` for another `REQUEST_FINGERPRINTER_CLASS`; a
+/// meta hash without the field was written with the default), registers the worker.
+/// Returns `{queue length, keys repaired}`.
 const OPEN: &str = r"
 local meta, q, df, workers = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local flush, me, lease, mode, layout, blocks = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5], tonumber(ARGV[6])
+local flush, me, lease, mode, layout, blocks, fpr = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7]
 if flush == '1' then
   redis.call('DEL', q, df, meta)
   del_bloom(df, blocks)
@@ -104,11 +106,15 @@ end
 local now = now_ms()
 local fixed = fix_type(meta, 'hash')
 if redis.call('HEXISTS', meta, 'created') == 0 then
-  redis.call('HSET', meta, 'created', now, 'mode', mode, 'layout', layout)
+  redis.call('HSET', meta, 'created', now, 'mode', mode, 'layout', layout, 'fingerprinter', fpr)
 else
-  local m = redis.call('HMGET', meta, 'mode', 'layout')
+  local m = redis.call('HMGET', meta, 'mode', 'layout', 'fingerprinter')
   if m[1] ~= mode or m[2] ~= layout then
     return redis.error_reply('TRAWLLAYOUT the queue ' .. q .. ' holds ' .. tostring(m[2]) .. ' entries in a ' .. tostring(m[1]) .. ' queue; this worker is configured for ' .. layout .. ' entries in a ' .. mode .. ' queue')
+  end
+  local written = m[3] or 'trawl.RequestFingerprinter'
+  if written ~= fpr then
+    return redis.error_reply('TRAWLFINGERPRINTER the crawl in ' .. q .. ' fingerprints requests with ' .. written .. '; this worker uses ' .. fpr .. ' (REQUEST_FINGERPRINTER_CLASS): its dupefilter would not match')
   end
 end
 redis.call('ZADD', workers, now + lease, me)

@@ -319,6 +319,10 @@ fn defaults() -> Vec<(&'static str, Value)> {
             "SCHEDULER_START_MEMORY_QUEUE",
             json!("trawl.FifoMemoryQueue"),
         ),
+        (
+            "REQUEST_FINGERPRINTER_CLASS",
+            json!("trawl.RequestFingerprinter"),
+        ),
         ("SCRAPER_SLOT_MAX_ACTIVE_SIZE", json!(5_000_000)),
         ("SPIDER_MIDDLEWARES", json!({})),
         (
@@ -792,6 +796,20 @@ impl Settings {
         v.sort_by(|a, b| a.0.cmp(&b.0));
         v
     }
+}
+
+/// The normalised name `REQUEST_FINGERPRINTER_CLASS` gives (Scrapy's
+/// `scrapy.utils.request.RequestFingerprinter` is `trawl.RequestFingerprinter`): what a
+/// JOBDIR or a Redis crawl records.
+///
+/// # Errors
+///
+/// The setting is not a string.
+pub fn fingerprinter_name(settings: &Settings) -> Result<String, SettingsError> {
+    let name = settings
+        .get_str("REQUEST_FINGERPRINTER_CLASS")?
+        .unwrap_or_else(|| "trawl.RequestFingerprinter".to_owned());
+    Ok(normalize_component(&name))
 }
 
 /// Maps Scrapy-style dotted paths of built-ins to trawl's names:

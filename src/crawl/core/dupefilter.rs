@@ -9,9 +9,11 @@
 //! [`Seen::Later`] Deferred when it is not (a Redis `SADD`); `open` and `close` return
 //! Deferreds. The memory filter never allocates a Deferred.
 
+use std::rc::Rc;
+
 use crate::crawl::base::settings::Settings;
 use crate::crawl::base::stats::StatsCollector;
-use crate::crawl::http::fingerprint::{FingerprintOptions, fingerprint};
+use crate::crawl::http::fingerprint::{RequestFingerprinter, ScrapyRequestFingerprinter};
 use crate::crawl::http::request::{Method, Request};
 use crate::defer::{Deferred, Failure};
 
@@ -87,7 +89,7 @@ pub struct RfpDupeFilter {
     seen: FingerprintSet,
     debug: bool,
     logged: bool,
-    options: FingerprintOptions,
+    fingerprinter: Rc<dyn RequestFingerprinter>,
     job: Option<std::rc::Rc<crate::crawl::jobdir::Job>>,
     prefetched: Prefetched,
 }
@@ -146,10 +148,16 @@ impl RfpDupeFilter {
             seen: FingerprintSet::default(),
             debug: settings.get_bool("DUPEFILTER_DEBUG")?,
             logged: false,
-            options: FingerprintOptions::default(),
+            fingerprinter: Rc::new(ScrapyRequestFingerprinter::default()),
             job: None,
             prefetched: Prefetched::default(),
         })
+    }
+
+    /// Fingerprints with the crawl's `REQUEST_FINGERPRINTER_CLASS`.
+    pub fn with_fingerprinter(mut self, fingerprinter: Rc<dyn RequestFingerprinter>) -> Self {
+        self.fingerprinter = fingerprinter;
+        self
     }
 
     /// Loads the seen set from `job` when the filter opens.
@@ -188,7 +196,7 @@ impl DupeFilter for RfpDupeFilter {
     fn request_seen(&mut self, request: &Request) -> Seen {
         let fp = match self.prefetched.take(request) {
             Some(fp) => fp,
-            None => fingerprint(request, &self.options),
+            None => self.fingerprinter.fingerprint(request),
         };
         if self.seen.insert(fp) {
             Seen::New
@@ -200,8 +208,9 @@ impl DupeFilter for RfpDupeFilter {
     fn prefetch(&mut self, requests: &mut dyn Iterator<Item = &Request>) {
         let p = &mut self.prefetched;
         (p.len, p.next) = (0, 0);
-        if !self.options.include_headers.is_empty() {
-            // Headers count: the method and URL do not decide the fingerprint.
+        if !self.fingerprinter.depends_on_method_and_url_only() {
+            // Headers (or whatever a fingerprinter of yours reads) count: the method
+            // and URL do not decide the fingerprint.
             return;
         }
         for request in requests {
@@ -212,7 +221,7 @@ impl DupeFilter for RfpDupeFilter {
             if !request.body().is_empty() || url.len() > PREFETCH_URL_MAX {
                 continue;
             }
-            let fp = fingerprint(request, &self.options);
+            let fp = self.fingerprinter.fingerprint(request);
             match p.entries.get_mut(p.len) {
                 Some((m, u, f)) => {
                     m.clone_from(request.method());
@@ -257,7 +266,7 @@ impl DupeFilter for RfpDupeFilter {
 /// JOBDIR it is rebuilt from the job's fingerprints when it opens.
 pub struct BloomDupeFilter {
     filter: BloomFilter,
-    options: FingerprintOptions,
+    fingerprinter: Rc<dyn RequestFingerprinter>,
     job: Option<std::rc::Rc<crate::crawl::jobdir::Job>>,
     stats: std::rc::Weak<dyn StatsCollector>,
     logged: bool,
@@ -283,7 +292,7 @@ impl BloomDupeFilter {
         );
         Ok(Self {
             filter,
-            options: FingerprintOptions::default(),
+            fingerprinter: ctx.fingerprinter(),
             job: ctx.job().cloned(),
             stats: std::rc::Rc::downgrade(&ctx.stats),
             logged: false,
@@ -323,7 +332,7 @@ impl DupeFilter for BloomDupeFilter {
     }
 
     fn request_seen(&mut self, request: &Request) -> Seen {
-        let fp = fingerprint(request, &self.options);
+        let fp = self.fingerprinter.fingerprint(request);
         if self.filter.insert(&fp) {
             if self.filter.shape().2.is_multiple_of(4096) {
                 self.report();

@@ -153,10 +153,11 @@ fn register_core(r: &mut Registry) {
         Ok(Box::new(DefaultScheduler::from_context(c, ctx)?) as Box<dyn Scheduler>)
     });
     r.register_dupefilter("trawl.RFPDupeFilter", |c| {
-        Ok(
-            Box::new(RfpDupeFilter::from_settings(&c.settings)?.with_job(c.job().cloned()))
-                as Box<dyn DupeFilter>,
-        )
+        Ok(Box::new(
+            RfpDupeFilter::from_settings(&c.settings)?
+                .with_fingerprinter(c.fingerprinter())
+                .with_job(c.job().cloned()),
+        ) as Box<dyn DupeFilter>)
     });
     r.register_dupefilter("trawl.BloomDupeFilter", |c| {
         Ok(Box::new(BloomDupeFilter::from_context(c)?) as Box<dyn DupeFilter>)
@@ -169,6 +170,15 @@ fn register_core(r: &mut Registry) {
     });
     r.register_stats("trawl.DummyStatsCollector", |_| {
         Ok(Rc::new(DummyStatsCollector) as Rc<dyn StatsCollector>)
+    });
+    r.register_fingerprinter("trawl.RequestFingerprinter", |s| {
+        // Scrapy's REQUEST_FINGERPRINTER settings have no include_headers knob: the
+        // default is the plain fingerprint.
+        let _ = s;
+        Ok(
+            Rc::new(crate::crawl::http::fingerprint::ScrapyRequestFingerprinter::default())
+                as Rc<dyn crate::crawl::http::fingerprint::RequestFingerprinter>,
+        )
     });
     r.register_log_formatter("trawl.LogFormatter", |_| {
         Ok(

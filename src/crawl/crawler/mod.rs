@@ -11,8 +11,8 @@ pub mod shutdown;
 
 pub use registry::{
     ComponentError, DownloaderMwFactory, DupeFilterFactory, ExtensionFactory, Factory,
-    HandlerFactory, LogFormatterFactory, Named, PipelineFactory, Registry, SchedulerFactory,
-    SpiderMwFactory, StatsFactory, StatsSetup,
+    FingerprinterFactory, HandlerFactory, LogFormatterFactory, Named, PipelineFactory, Registry,
+    SchedulerFactory, SpiderMwFactory, StatsFactory, StatsSetup,
 };
 
 use std::any::Any;
@@ -133,7 +133,11 @@ impl Crawler {
             reactor: reactor.as_ref(),
             spider_name: &spider_name,
         })?;
+        let (fingerprinter_name, fingerprinter) = registry.request_fingerprinter(&settings)?;
         let job = Job::from_settings(&settings, &spider_name, stats.clone())?;
+        if let Some(job) = &job {
+            job.set_fingerprinter(fingerprinter.clone());
+        }
         let ctx = Rc::new(CrawlContext::new(
             settings,
             stats,
@@ -144,6 +148,7 @@ impl Crawler {
             job,
         ));
         ctx.set_spider_handle_httpstatus_list(spider.handle_httpstatus_list());
+        ctx.set_fingerprinter(&fingerprinter_name, fingerprinter);
         let dropitem_level = match ctx.settings.get("DEFAULT_DROPITEM_LOG_LEVEL") {
             Some(serde_json::Value::Number(n)) => n.to_string(),
             Some(serde_json::Value::String(s)) => s.clone(),

@@ -26,6 +26,7 @@ use crate::crawl::core::pipeline::ItemPipeline;
 use crate::crawl::core::scheduler::{Scheduler, SchedulerContext};
 use crate::crawl::core::spidermw::SpiderMiddleware;
 use crate::crawl::extensions::feedexport::FeedPlugins;
+use crate::crawl::http::fingerprint::RequestFingerprinter;
 use crate::defer::Failure;
 use crate::reactor::{Clock, ReactorHandle};
 use crate::util::SeededMap;
@@ -46,6 +47,9 @@ pub type ExtensionFactory = Factory<dyn Any>;
 /// Builds the crawl's `LogFormatter` (`LOG_FORMATTER`) from its settings.
 pub type LogFormatterFactory =
     Rc<dyn Fn(&crate::crawl::base::settings::Settings) -> Result<Rc<dyn LogFormatter>, Failure>>;
+/// Builds the crawl's request fingerprinter (`REQUEST_FINGERPRINTER_CLASS`).
+pub type FingerprinterFactory =
+    Rc<dyn Fn(&Settings) -> Result<Rc<dyn RequestFingerprinter>, Failure>>;
 /// Builds a download handler for a URL scheme.
 pub type HandlerFactory = Factory<dyn DownloadHandler>;
 /// Builds the scheduler.
@@ -107,6 +111,7 @@ pub struct Registry {
     stats: HashMap<String, StatsFactory>,
     handlers: HashMap<String, HandlerFactory>,
     log_formatters: HashMap<String, LogFormatterFactory>,
+    fingerprinters: HashMap<String, FingerprinterFactory>,
     feeds: FeedPlugins,
     spider_arguments: Vec<(String, String)>,
 }
@@ -229,6 +234,33 @@ impl Registry {
             .get(&normalize_component(&name))
             .ok_or_else(|| ComponentError::unregistered(&name, "log formatter"))?;
         factory(settings)
+    }
+
+    /// Registers a request fingerprinter under `name` (select it with
+    /// `REQUEST_FINGERPRINTER_CLASS`).
+    pub fn register_fingerprinter<F>(&mut self, name: &str, f: F)
+    where
+        F: Fn(&Settings) -> Result<Rc<dyn RequestFingerprinter>, Failure> + 'static,
+    {
+        self.fingerprinters.insert(name.to_owned(), Rc::new(f));
+    }
+
+    /// The request fingerprinter `REQUEST_FINGERPRINTER_CLASS` names, with its
+    /// normalised name (what a JOBDIR or a Redis crawl records).
+    ///
+    /// # Errors
+    ///
+    /// An unregistered name, or a fingerprinter that fails to build.
+    pub fn request_fingerprinter(
+        &self,
+        settings: &Settings,
+    ) -> Result<(String, Rc<dyn RequestFingerprinter>), Failure> {
+        let name = crate::crawl::base::settings::fingerprinter_name(settings)?;
+        let factory = self
+            .fingerprinters
+            .get(&name)
+            .ok_or_else(|| ComponentError::unregistered(&name, "request fingerprinter"))?;
+        Ok((name, factory(settings)?))
     }
 
     /// The downloader middlewares `DOWNLOADER_MIDDLEWARES` (+ `_BASE`) names, in order.

@@ -26,6 +26,44 @@ pub struct FingerprintOptions {
     pub keep_fragments: bool,
 }
 
+/// What identifies a request for the dupefilter, the HTTP cache, the JOBDIR's records,
+/// the media pipelines and a Redis dupefilter (Scrapy's `REQUEST_FINGERPRINTER_CLASS`):
+/// 20 bytes per request. Register one by name (`Registry::register_fingerprinter`) and
+/// name it in `REQUEST_FINGERPRINTER_CLASS`; a JOBDIR or a Redis crawl records the
+/// name and refuses a crawl that names another.
+pub trait RequestFingerprinter {
+    /// The request's fingerprint.
+    fn fingerprint(&self, request: &Request) -> [u8; 20];
+
+    /// Whether two requests with the same method and URL and no body always get the
+    /// same fingerprint (the dupefilter may then compute a run's fingerprints ahead,
+    /// keyed by method and URL). `false` unless you know it.
+    fn depends_on_method_and_url_only(&self) -> bool {
+        false
+    }
+}
+
+/// Scrapy's `RequestFingerprinter` (`trawl.RequestFingerprinter`): [`fingerprint`]
+/// with its options.
+#[derive(Debug, Clone, Default)]
+pub struct ScrapyRequestFingerprinter {
+    /// `include_headers` and `keep_fragments`.
+    pub options: FingerprintOptions,
+}
+
+impl RequestFingerprinter for ScrapyRequestFingerprinter {
+    fn fingerprint(&self, request: &Request) -> [u8; 20] {
+        fingerprint(request, &self.options)
+    }
+
+    fn depends_on_method_and_url_only(&self) -> bool {
+        self.options.include_headers.is_empty()
+    }
+}
+
+/// The name `REQUEST_FINGERPRINTER_CLASS` defaults to.
+pub const DEFAULT_FINGERPRINTER: &str = "trawl.RequestFingerprinter";
+
 /// The canonical form of the request URL used in fingerprints.
 pub fn canonical_url(request: &Request, keep_fragments: bool) -> String {
     canonical_url_cow(request, keep_fragments).into_owned()

@@ -17,6 +17,9 @@ use super::replay::{Recovered, Replay};
 use super::state::SpiderState;
 use crate::crawl::base::settings::Settings;
 use crate::crawl::base::stats::StatsCollector;
+use crate::crawl::http::fingerprint::{
+    DEFAULT_FINGERPRINTER, RequestFingerprinter, ScrapyRequestFingerprinter,
+};
 use crate::defer::Failure;
 use crate::reactor::Clock;
 
@@ -71,9 +74,24 @@ pub struct Job {
     timer: RefCell<Option<crate::task::LoopingCall>>,
     /// The journal's valid length when it was opened.
     resume_end: u64,
+    /// What its records' fingerprints are computed with (`REQUEST_FINGERPRINTER_CLASS`,
+    /// recorded in `trawl-job.json`).
+    fingerprinter: RefCell<Rc<dyn RequestFingerprinter>>,
 }
 
 impl Job {
+    /// Uses `fingerprinter` for the fingerprints of its records (the crawl's, set by
+    /// the crawler once it is built; the name was checked when the job opened).
+    pub fn set_fingerprinter(&self, fingerprinter: Rc<dyn RequestFingerprinter>) {
+        *self.fingerprinter.borrow_mut() = fingerprinter;
+    }
+
+    /// A request's fingerprint, as the crawl's fingerprinter computes it.
+    pub fn fingerprint(&self, request: &crate::crawl::http::request::Request) -> [u8; 20] {
+        let fingerprinter = self.fingerprinter.borrow().clone();
+        fingerprinter.fingerprint(request)
+    }
+
     /// Opens (creating, or resuming) the JOBDIR named by the settings, if any.
     ///
     /// # Errors
@@ -90,7 +108,16 @@ impl Job {
         };
         let policy = FsyncPolicy::parse(settings.get("JOBDIR_FSYNC").unwrap_or(&Value::Null))?;
         let salvage = settings.get_bool("JOBDIR_SALVAGE")?;
-        Self::open(Path::new(&dir), spider, policy, salvage, stats).map(Some)
+        let fingerprinter = crate::crawl::base::settings::fingerprinter_name(settings)?;
+        Self::open_with(
+            Path::new(&dir),
+            spider,
+            &fingerprinter,
+            policy,
+            salvage,
+            stats,
+        )
+        .map(Some)
     }
 
     /// Opens `dir` for `spider`.
@@ -105,9 +132,27 @@ impl Job {
         salvage: bool,
         stats: Rc<dyn StatsCollector>,
     ) -> Result<Rc<Self>, Failure> {
+        Self::open_with(dir, spider, DEFAULT_FINGERPRINTER, policy, salvage, stats)
+    }
+
+    /// Opens `dir` for `spider`, whose requests are fingerprinted by the fingerprinter
+    /// named `fingerprinter` (refused if the JOBDIR was written with another: its seen
+    /// set and records would not match).
+    ///
+    /// # Errors
+    ///
+    /// As [`from_settings`](Self::from_settings).
+    pub fn open_with(
+        dir: &Path,
+        spider: &str,
+        fingerprinter: &str,
+        policy: FsyncPolicy,
+        salvage: bool,
+        stats: Rc<dyn StatsCollector>,
+    ) -> Result<Rc<Self>, Failure> {
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         let lock = lock::lock_dir(dir)?;
-        check_version(dir, spider)?;
+        check_version(dir, spider, fingerprinter)?;
         let path = dir.join("journal");
         // Pass 1: where the valid prefix ends; whether the feeds are as long as it says.
         let mut feed_at_commit: HashMap<String, (u64, u64)> = HashMap::new();
@@ -185,6 +230,7 @@ impl Job {
             salvage,
             timer: RefCell::new(None),
             resume_end: end,
+            fingerprinter: RefCell::new(Rc::new(ScrapyRequestFingerprinter::default())),
         }))
     }
 
@@ -463,7 +509,7 @@ fn report_scan(s: &ScanSummary, end: u64, stats: &Rc<dyn StatsCollector>, path: 
     }
 }
 
-fn check_version(dir: &Path, spider: &str) -> Result<(), Failure> {
+fn check_version(dir: &Path, spider: &str, fingerprinter: &str) -> Result<(), Failure> {
     let path = dir.join("trawl-job.json");
     match std::fs::read(&path) {
         Ok(bytes) => {
@@ -488,6 +534,19 @@ fn check_version(dir: &Path, spider: &str) -> Result<(), Failure> {
                     dir.display()
                 )));
             }
+            // A job written before the name was recorded used the default.
+            let written = v
+                .get("fingerprinter")
+                .and_then(Value::as_str)
+                .unwrap_or(DEFAULT_FINGERPRINTER);
+            if written != fingerprinter {
+                return Err(Failure::msg(format!(
+                    "JOBDIR {} was written with the request fingerprinter {written}; this \
+                     crawl uses {fingerprinter} (REQUEST_FINGERPRINTER_CLASS): its seen \
+                     requests and queue would not match. Use {written}, or another JOBDIR",
+                    dir.display()
+                )));
+            }
             Ok(())
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -496,6 +555,7 @@ fn check_version(dir: &Path, spider: &str) -> Result<(), Failure> {
                 "version": JOB_FORMAT_VERSION,
                 "written_by": format!("trawl {}", env!("CARGO_PKG_VERSION")),
                 "spider": spider,
+                "fingerprinter": fingerprinter,
             });
             let tmp = dir.join("trawl-job.json.tmp");
             std::fs::write(&tmp, format!("{v:#}\n")).map_err(io_err(&tmp))?;

@@ -337,7 +337,10 @@ impl FilesPipeline {
     /// One file of an item (Scrapy's `_process_request`): the remembered result, or
     /// the download in progress, or a new stat-then-download.
     fn process_request(&self, mut request: Request, item: &Item) -> Deferred<FileInfo> {
-        let fp = fingerprint(&request, &FingerprintOptions::default());
+        let fp = match self.ctx.upgrade() {
+            Some(c) => c.fingerprinter().fingerprint(&request),
+            None => fingerprint(&request, &FingerprintOptions::default()),
+        };
         let known = self.state.borrow().downloaded.get(&fp).cloned();
         if let Some(result) = known {
             return match result {

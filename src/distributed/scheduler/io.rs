@@ -13,14 +13,14 @@ use crate::distributed::codec::{decode_compat, decode_native};
 impl Inner {
     pub(super) fn filter_name(&self) -> &'static str {
         match &*self.filter.borrow() {
-            Filter::Redis(k) => k.script_name(),
+            Filter::Redis(k, _) => k.script_name(),
             Filter::Local(_) => "none",
         }
     }
 
     pub(super) fn bloom_blocks(&self) -> u64 {
         match &*self.filter.borrow() {
-            Filter::Redis(k) => k.blocks(),
+            Filter::Redis(k, _) => k.blocks(),
             Filter::Local(_) => 0,
         }
     }

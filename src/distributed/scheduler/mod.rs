@@ -140,7 +140,10 @@ struct Keys {
 /// How duplicates are filtered.
 enum Filter {
     /// Inside the enqueue script.
-    Redis(FilterKind),
+    Redis(
+        FilterKind,
+        Option<Rc<dyn crate::crawl::fingerprint::RequestFingerprinter>>,
+    ),
     /// A local dupefilter (`DUPEFILTER_CLASS` is not a Redis one).
     Local(Box<dyn DupeFilter>),
 }
@@ -191,6 +194,8 @@ struct Config {
     lease_ms: u64,
     prefetch: usize,
     debug: bool,
+    /// `REQUEST_FINGERPRINTER_CLASS` (recorded in, and checked against, the meta hash).
+    fingerprinter: String,
 }
 
 struct Inner {
@@ -282,7 +287,10 @@ impl RedisScheduler {
             .as_any()
             .and_then(|a| a.downcast_ref::<RedisDupeFilter>())
         {
-            Some(r) => (Filter::Redis(r.kind().clone()), r.key().to_owned()),
+            Some(r) => (
+                Filter::Redis(r.kind().clone(), r.fingerprinter()),
+                r.key().to_owned(),
+            ),
             None => (Filter::Local(df), String::new()),
         };
         let idle = s.get_float("SCHEDULER_IDLE_BEFORE_CLOSE")?;
@@ -320,6 +328,7 @@ impl RedisScheduler {
         let config = Config {
             mode,
             layout: layout_from(s)?,
+            fingerprinter: ctx.fingerprinter_name(),
             persist: s.get_bool("SCHEDULER_PERSIST")?,
             flush_on_start: s.get_bool("SCHEDULER_FLUSH_ON_START")?,
             idle_before_close: idle,
@@ -395,6 +404,7 @@ impl Scheduler for RedisScheduler {
                 i.config.mode.script_name(),
                 i.config.layout.script_name(),
                 &blocks,
+                &i.config.fingerprinter,
             ],
         );
         let weak = Rc::downgrade(&i);
@@ -411,7 +421,9 @@ impl Scheduler for RedisScheduler {
                 .upgrade()
                 .ok_or_else(|| Failure::msg("the scheduler is gone"))?;
             let v = r.map_err(|f| match f.downcast_ref::<ReplyError>() {
-                Some(e) if e.kind() == "TRAWLLAYOUT" => Failure::msg(e.message.clone()),
+                Some(e) if e.kind() == "TRAWLLAYOUT" || e.kind() == "TRAWLFINGERPRINTER" => {
+                    Failure::msg(e.message.clone())
+                }
                 _ => f,
             })?;
             let num = |k: usize| v.as_array().and_then(|a| a.get(k)).and_then(Value::as_int);
@@ -424,12 +436,15 @@ impl Scheduler for RedisScheduler {
             }
             i.st.borrow_mut().opened = true;
             i.start_heartbeat();
-            if let Filter::Redis(FilterKind::Bloom {
-                bits,
-                hashes,
-                capacity,
-                rate,
-            }) = &*i.filter.borrow()
+            if let Filter::Redis(
+                FilterKind::Bloom {
+                    bits,
+                    hashes,
+                    capacity,
+                    rate,
+                },
+                _,
+            ) = &*i.filter.borrow()
             {
                 i.stats
                     .set_value("dupefilter/bloom/capacity", (*capacity).into());
@@ -555,10 +570,10 @@ impl Scheduler for RedisScheduler {
         } else {
             let mut filter = i.filter.borrow_mut();
             match &mut *filter {
-                Filter::Redis(kind) => {
+                Filter::Redis(kind, custom) => {
                     let d = Deferred::new();
                     answer = Some(d);
-                    ("0", kind.argument(&request))
+                    ("0", kind.argument(&request, custom.as_deref()))
                 }
                 Filter::Local(df) => match df.request_seen(&request) {
                     Seen::New => ("1", String::new()),

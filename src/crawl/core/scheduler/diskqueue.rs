@@ -19,7 +19,6 @@ use std::rc::Rc;
 use super::pqueues::{DownloaderAwareQueue, PriorityQueue};
 use super::queues::{QueueFactory, QueueKey, RequestQueue};
 use crate::crawl::base::slots::{SlotActivity, slot_key};
-use crate::crawl::http::fingerprint::{FingerprintOptions, fingerprint};
 use crate::crawl::http::request::{Request, keys, record};
 use crate::crawl::jobdir::journal::Kind;
 use crate::crawl::jobdir::records::{ParsedEnqueue, encode_enqueue};
@@ -42,8 +41,7 @@ pub struct DiskQueue {
 impl RequestQueue for DiskQueue {
     fn push(&mut self, mut request: Request) -> Result<(), Failure> {
         request.meta_mut().remove(keys::JOB_ID);
-        let fp =
-            (!request.dont_filter()).then(|| fingerprint(&request, &FingerprintOptions::default()));
+        let fp = (!request.dont_filter()).then(|| self.job.fingerprint(&request));
         let offset = {
             let mut buf = self.buf.borrow_mut();
             buf.clear();

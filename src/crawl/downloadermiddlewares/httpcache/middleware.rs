@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::rc::{Rc, Weak};
 
 use super::policy::{CachePolicy, DummyPolicy, Rfc2616Policy};
-use super::storage::{FilesystemCacheStorage, fp_of};
+use super::storage::FilesystemCacheStorage;
 
 use crate::crawl::base::errors::{IgnoreRequest, NotConfigured};
 use crate::crawl::context::CrawlContext;
@@ -30,6 +30,8 @@ pub struct HttpCacheMiddleware {
     download_exceptions: Vec<String>,
     /// Stale cached responses waiting for the server's answer, by fingerprint.
     pending: RefCell<HashMap<[u8; 20], Response>>,
+    /// The crawl's `REQUEST_FINGERPRINTER_CLASS`: the cache's keys.
+    fingerprinter: Rc<dyn crate::crawl::http::fingerprint::RequestFingerprinter>,
 }
 
 impl std::fmt::Debug for HttpCacheMiddleware {
@@ -108,6 +110,7 @@ impl HttpCacheMiddleware {
         )
         .join(ctx.spider_name());
         Ok(Self {
+            fingerprinter: ctx.fingerprinter(),
             ctx: Rc::downgrade(ctx),
             policy,
             storage: FilesystemCacheStorage::new(
@@ -194,7 +197,7 @@ impl DownloaderMiddleware for HttpCacheMiddleware {
                 .insert_static(keys::DONT_CACHE_PRIVATE, true);
             return Ok(RequestOutcome::Continue);
         }
-        let fp = fp_of(request);
+        let fp = self.fingerprinter.fingerprint(request);
         let now = self.now();
         let cached = match self.storage.retrieve(&fp, request, now) {
             Ok(c) => c,
@@ -242,7 +245,7 @@ impl DownloaderMiddleware for HttpCacheMiddleware {
                 .set("Date", format_http_date(self.now().floor() as i64));
             b.build()
         };
-        let fp = fp_of(request);
+        let fp = self.fingerprinter.fingerprint(request);
         let Some(cached) = self.pending.borrow_mut().remove(&fp) else {
             self.inc("httpcache/firsthand");
             self.cache_response(&fp, &response, request);
@@ -272,7 +275,10 @@ impl DownloaderMiddleware for HttpCacheMiddleware {
         request: &Request,
         failure: &Failure,
     ) -> Result<ExceptionOutcome, Failure> {
-        let cached = self.pending.borrow_mut().remove(&fp_of(request));
+        let cached = self
+            .pending
+            .borrow_mut()
+            .remove(&self.fingerprinter.fingerprint(request));
         if let Some(cached) = cached
             && self
                 .download_exceptions

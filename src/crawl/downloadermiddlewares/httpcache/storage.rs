@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use crate::crawl::http::fingerprint::{FingerprintOptions, fingerprint};
 use crate::crawl::http::request::Request;
 use crate::crawl::http::response::Response;
 use crate::crawl::http::response::ResponseBuilder;
@@ -186,7 +185,9 @@ impl FilesystemCacheStorage {
     }
 }
 
+#[cfg(test)]
 pub(super) fn fp_of(request: &Request) -> [u8; 20] {
+    use crate::crawl::http::fingerprint::{FingerprintOptions, fingerprint};
     fingerprint(request, &FingerprintOptions::default())
 }
 
