@@ -4,12 +4,12 @@
 //!
 //! This module owns what only a command needs: argument parsing (hand-written: the
 //! grammar is small and a parser crate would double the binary's build time), the
-//! Scrapy-style log format (`2026-11-29 22:49:00 [trawl.crawl.engine] INFO: ...`)
-//! through `env_logger`, the optional live progress line, and Ctrl+C handling — the
-//! first SIGINT/SIGTERM closes the spider gracefully (in-flight requests finish, feeds
-//! are closed, the stats are dumped), the second exits at once. Signals are received
-//! on a helper thread (`signal-hook`) and handed to the reactor with
-//! `call_from_thread`, so the reactor never blocks on them.
+//! Scrapy-style log (`2026-11-29 22:49:00 [trawl.crawl.engine] INFO: ...`, trawl's
+//! managed logger with the crawl's `LOG_*` settings), the optional live progress line,
+//! and Ctrl+C handling (`crawl::ShutdownSignals`) — the first SIGINT/SIGTERM closes the
+//! spiders gracefully (in-flight requests finish, feeds are closed, the stats are
+//! dumped), the second exits at once. Every crawl runs through a `CrawlerRunner`, so a
+//! project's `crawl a b c` runs several spiders in one process.
 //!
 //! Exit codes: 0 success, 1 a failed crawl or download, 2 a usage error (one line on
 //! stderr), 130 a forced stop.

@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::rc::Rc;
 
 use super::args::{Args, UsageError};
-use crate::crawl::{Crawler, CrawlerRunner, Priority, Registry, Settings, ShutdownSignals, Spider};
+use crate::crawl::{Crawler, CrawlerRunner, Priority, Registry, Settings, Spider};
 use crate::defer::Failure;
 use crate::reactor::Reactor;
 
@@ -241,24 +241,7 @@ pub fn run_crawls(
         )?;
         started.push((crawler.clone(), runner.crawl_crawler(&crawler)));
     }
-    let (graceful, forced) = (Rc::downgrade(&runner), Rc::downgrade(&runner));
-    let _signals = ShutdownSignals::install(
-        &handle,
-        move || {
-            if let Some(r) = graceful.upgrade() {
-                log::info!("Received SIGINT, shutting down gracefully. Send again to force");
-                let _ = r.stop();
-            }
-        },
-        move || {
-            // In-flight requests are abandoned; what was scraped is kept.
-            if let Some(r) = forced.upgrade() {
-                for c in r.crawlers() {
-                    c.force_close_feeds();
-                }
-            }
-        },
-    );
+    let _signals = runner.install_shutdown_signals();
     let progress_loop = match started.first() {
         Some((crawler, _)) if progress => Some(start_progress(crawler)),
         _ => None,

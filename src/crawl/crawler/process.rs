@@ -192,6 +192,30 @@ impl CrawlerRunner {
     pub fn reactor(&self) -> &ReactorHandle {
         &self.reactor
     }
+
+    /// Ctrl+C for these crawls (the `trawl` command's): the first SIGINT/SIGTERM stops
+    /// them all gracefully, the second flushes and closes their feeds and exits. Held
+    /// while they run; dropping it uninstalls it.
+    pub fn install_shutdown_signals(self: &Rc<Self>) -> ShutdownSignals {
+        let (graceful, forced) = (Rc::downgrade(self), Rc::downgrade(self));
+        ShutdownSignals::install(
+            &self.reactor,
+            move || {
+                if let Some(r) = graceful.upgrade() {
+                    log::info!("Received SIGINT, shutting down gracefully. Send again to force");
+                    let _ = r.stop();
+                }
+            },
+            move || {
+                // In-flight requests are abandoned; what was scraped is kept.
+                if let Some(r) = forced.upgrade() {
+                    for c in r.crawlers() {
+                        c.force_close_feeds();
+                    }
+                }
+            },
+        )
+    }
 }
 
 impl fmt::Debug for CrawlerRunner {
@@ -284,27 +308,9 @@ impl CrawlerProcess {
     ///
     /// The reactor failed.
     pub fn start(&mut self) -> Result<(), Failure> {
-        let _signals = self.install_signal_handlers.then(|| {
-            let (graceful, forced) = (Rc::downgrade(&self.runner), Rc::downgrade(&self.runner));
-            ShutdownSignals::install(
-                &self.reactor.handle(),
-                move || {
-                    if let Some(r) = graceful.upgrade() {
-                        log::info!(
-                            "Received SIGINT, shutting down gracefully. Send again to force"
-                        );
-                        let _ = r.stop();
-                    }
-                },
-                move || {
-                    if let Some(r) = forced.upgrade() {
-                        for c in r.crawlers() {
-                            c.force_close_feeds();
-                        }
-                    }
-                },
-            )
-        });
+        let _signals = self
+            .install_signal_handlers
+            .then(|| self.runner.install_shutdown_signals());
         let done = self.runner.join();
         self.reactor.run_until(&done).map_err(Failure::new)?;
         Ok(())
