@@ -1,7 +1,9 @@
 // cargo run --release --example fixture_crawl -- [START_URL] [CONCURRENCY] [ITEMS.jsonl]
 //
 // The peer benchmark's crawl (shared/bench/scrapy_fixture/fixture_spider.py) on trawl
-// (TRAWL_JOBDIR=DIR in the environment adds a JOBDIR):
+// (TRAWL_JOBDIR=DIR in the environment adds a JOBDIR; TRAWL_REDIS=URL makes it one
+// worker of a distributed crawl through that Redis — scrapy-redis's scheduler,
+// dupefilter, items and stats, the start URL seeded once — closing after 2 s idle):
 // start at START_URL, stay on its host, follow every link, write one JSON line per
 // `div.quote` (url, text, author). Without a URL (or with `-`) it starts an in-process fixture server
 // with 2,000 pages. Prints a JSON summary as its last line.
@@ -14,7 +16,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use serde_json::json;
-use trawl::crawl::{Priority, Settings, run_spider};
+use trawl::crawl::{Priority, Registry, Settings, Spider, run_spider_with};
 use trawl::testing::spiders::FixtureSpider;
 use trawl::testing::{FixtureOptions, FixtureServer};
 
@@ -53,8 +55,28 @@ fn main() {
     if let Ok(dir) = std::env::var("TRAWL_JOBDIR") {
         settings.set("JOBDIR", dir, Priority::Cmdline);
     }
+    let mut registry = Registry::with_builtins();
+    let spider: Box<dyn Spider> = match std::env::var("TRAWL_REDIS") {
+        Ok(url) => {
+            for (name, value) in trawl::distributed::redis_settings(&url) {
+                settings.set(name, value, Priority::Cmdline);
+            }
+            settings.set(
+                "ITEM_PIPELINES",
+                json!({"trawl.RedisPipeline": 300}),
+                Priority::Cmdline,
+            );
+            settings.set("MAX_IDLE_TIME_BEFORE_CLOSE", 2, Priority::Cmdline);
+            trawl::distributed::register(&mut registry);
+            Box::new(
+                trawl::distributed::RedisSpider::new(Box::new(FixtureSpider::new(&start)))
+                    .with_seeds(vec![start.clone()]),
+            )
+        }
+        Err(_) => Box::new(FixtureSpider::new(&start)),
+    };
     let started = std::time::Instant::now();
-    match run_spider(Box::new(FixtureSpider::new(&start)), settings) {
+    match run_spider_with(spider, settings, registry) {
         Ok(crawler) => {
             let secs = started.elapsed().as_secs_f64();
             let pages = crawler.stats.get_int("response_received_count");

@@ -675,3 +675,62 @@ fn redis_fed_spiders_read_lists_sets_and_sorted_sets_in_batches() {
         assert_eq!(meta, 2, "{kind}: the JSON payloads' meta arrives");
     }
 }
+
+/// Calls of `command` the server has counted (`INFO commandstats`).
+fn calls(srv: &RedisServer, command: &str) -> i64 {
+    let info = srv.call(&["INFO", "commandstats"]).expect("info");
+    let text = String::from_utf8_lossy(info.as_bytes().expect("bulk")).into_owned();
+    let prefix = format!("cmdstat_{command}:calls=");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_workers_own_duplicates_never_reach_redis_and_items_go_in_batches() {
+    let fixture = site(150);
+    let crawl = |extra: &[(&str, Json)]| {
+        let srv = redis();
+        let spider = LiveSpider::new(vec![get(&fixture.url("/index.html"))]).follow(follow_site);
+        let (c, seen) = run(spider, &settings(&srv, extra));
+        let items = int(srv.call(&["LLEN", "live:items"]).expect("llen"));
+        (
+            c,
+            page_set(&seen.paths()),
+            items,
+            calls(&srv, "sadd"),
+            calls(&srv, "rpush"),
+        )
+    };
+    let (cached, pages, items, sadds, rpushes) = crawl(&[]);
+    let (plain, plain_pages, plain_items, plain_sadds, _) =
+        crawl(&[("REDIS_DUPEFILTER_CACHE", 0.into())]);
+    // The same crawl either way: every page once, an item each.
+    assert_eq!(pages, fixture.site().expected_crawl().0);
+    assert_eq!(plain_pages, pages);
+    assert_eq!(
+        (items, plain_items),
+        (pages.len() as i64, pages.len() as i64)
+    );
+    assert_eq!(
+        stat(&cached, "dupefilter/filtered"),
+        stat(&plain, "dupefilter/filtered")
+    );
+    // Without the cache every fingerprint is an SADD; with it only those the worker
+    // had not already sent, and the rest are counted.
+    let hits = stat(&cached, "scheduler/redis/dupefilter_cached");
+    assert_eq!(stat(&plain, "scheduler/redis/dupefilter_cached"), 0);
+    assert!(hits > 0, "no duplicate answered locally");
+    assert_eq!(
+        sadds + hits,
+        plain_sadds,
+        "{sadds} + {hits} != {plain_sadds}"
+    );
+    // Items: one RPUSH per reactor turn, not one per item.
+    assert!(
+        rpushes > 0 && rpushes < items,
+        "{rpushes} RPUSH calls for {items} items"
+    );
+}

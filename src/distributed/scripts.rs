@@ -125,15 +125,17 @@ return {qlen(q, mode), fixed}
 /// `ENQUEUE`: KEYS queue, dupefilter, meta; ARGV mode, layout, filter (`set`,
 /// `bloom`, `none`), then four per request: `dont_filter` (`1`/`0`), fingerprint
 /// (hex, or `block:bit,...` for a Bloom filter), score, payload. Native entries get a
-/// 16-hex-digit sequence prefix from `meta.seq`, so equal scores pop in FIFO order
-/// and identical requests stay distinct. Returns `{keys repaired, 1|0 per request}`
-/// (0 = a duplicate, not stored).
+/// 16-hex-digit sequence prefix from `meta.seq` (one `HINCRBY` reserves the batch's
+/// numbers), so equal scores pop in FIFO order and identical requests stay distinct;
+/// the new entries go in with one `ZADD` / `LPUSH` per 1,000 values. Returns `{keys
+/// repaired, 1|0 per request}` (0 = a duplicate, not stored).
 const ENQUEUE: &str = r"
 local q, df, meta = KEYS[1], KEYS[2], KEYS[3]
 local mode, layout, filter = ARGV[1], ARGV[2], ARGV[3]
 local fixed = fix_type(q, qtype(mode))
 if filter == 'set' then fixed = fixed + fix_type(df, 'set') end
 local out = {fixed}
+local new_members = {}
 for i = 4, #ARGV, 4 do
   local new = 1
   if ARGV[i] ~= '1' then
@@ -143,18 +145,32 @@ for i = 4, #ARGV, 4 do
       new = bloom_add(df, ARGV[i + 1])
     end
   end
-  if new == 1 then
+  if new == 1 then new_members[#new_members + 1] = i end
+  out[#out + 1] = new
+end
+if #new_members > 0 then
+  local seq = 0
+  if layout == 'native' then
+    seq = redis.call('HINCRBY', meta, 'seq', #new_members) - #new_members
+  end
+  local batch = {}
+  local function push()
+    if #batch == 0 then return end
+    if mode == 'z' then redis.call('ZADD', q, unpack(batch))
+    else redis.call('LPUSH', q, unpack(batch)) end
+    batch = {}
+  end
+  for _, i in ipairs(new_members) do
     local member = ARGV[i + 3]
     if layout == 'native' then
-      member = string.format('%016x', redis.call('HINCRBY', meta, 'seq', 1)) .. member
+      seq = seq + 1
+      member = string.format('%016x', seq) .. member
     end
-    if mode == 'z' then
-      redis.call('ZADD', q, ARGV[i + 2], member)
-    else
-      redis.call('LPUSH', q, member)
-    end
+    if mode == 'z' then batch[#batch + 1] = ARGV[i + 2] end
+    batch[#batch + 1] = member
+    if #batch >= 1000 then push() end
   end
-  out[#out + 1] = new
+  push()
 end
 return out
 ";
@@ -162,8 +178,11 @@ return out
 /// `POP`: KEYS queue, workers, this worker's leases, meta; ARGV mode, count, worker,
 /// lease ms, lease key prefix, token. Renews this worker's deadline, re-queues the
 /// leases of workers whose deadline passed, pops up to `count` entries and leases
-/// them. Returns `{-1}` when the meta hash is gone (the database lost the crawl), else
-/// `{requeued, queue length, leases held by all workers, keys repaired, entries...}`.
+/// them (`ZPOPMIN`: Redis 5 or later). Returns `{-1}` when the meta hash is gone (the
+/// database lost the crawl), else `{requeued, queue length, leases held by all
+/// workers, keys repaired, entries...}`; the lease count (one `HLEN` per worker) is
+/// only counted when the queue is empty, the one case the idle check needs it, and is
+/// `-1` otherwise.
 /// With count 0 it is the heartbeat.
 ///
 /// Idempotent: the token and the popped lease fields are kept in `<leases>:last`, and
@@ -193,13 +212,14 @@ else
   local fixed = fix_type(q, qtype(mode))
   out = {requeued, 0, 0, fixed}
   local fields = {}
+  local pairs_ = {}
   if n > 0 then
     if mode == 'z' then
-      local got = redis.call('ZRANGE', q, 0, n - 1, 'WITHSCORES')
-      if #got > 0 then redis.call('ZREMRANGEBYRANK', q, 0, #got / 2 - 1) end
+      local got = redis.call('ZPOPMIN', q, n)
       for i = 1, #got, 2 do
         local f = redis.sha1hex(got[i])
-        redis.call('HSET', mine, f, got[i + 1] .. ' ' .. got[i])
+        pairs_[#pairs_ + 1] = f
+        pairs_[#pairs_ + 1] = got[i + 1] .. ' ' .. got[i]
         fields[#fields + 1] = f
         out[#out + 1] = got[i]
       end
@@ -209,10 +229,14 @@ else
         if mode == 'fifo' then m = redis.call('RPOP', q) else m = redis.call('LPOP', q) end
         if not m then break end
         local f = redis.sha1hex(m)
-        redis.call('HSET', mine, f, 'L ' .. m)
+        pairs_[#pairs_ + 1] = f
+        pairs_[#pairs_ + 1] = 'L ' .. m
         fields[#fields + 1] = f
         out[#out + 1] = m
       end
+    end
+    for i = 1, #pairs_, 1000 do
+      redis.call('HSET', mine, unpack(pairs_, i, math.min(i + 999, #pairs_)))
     end
   end
   local encoded = '[]'
@@ -220,7 +244,7 @@ else
   redis.call('HSET', last, 'token', token, 'fields', encoded)
 end
 out[2] = qlen(q, mode)
-out[3] = leased_total(workers, prefix)
+if out[2] == 0 then out[3] = leased_total(workers, prefix) else out[3] = -1 end
 return out
 ";
 

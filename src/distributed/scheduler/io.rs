@@ -157,6 +157,14 @@ impl Inner {
             self.wrong_type(&self.keys.queue);
         }
         let mut stored = 0;
+        if r.is_ok() {
+            let mut st = self.st.borrow_mut();
+            for e in enq.iter().filter(|e| e.args[0] == b"0") {
+                if let Ok(fp) = std::str::from_utf8(&e.args[1]) {
+                    st.seen.insert(super::SeenCache::key(fp));
+                }
+            }
+        }
         for (i, e) in enq.into_iter().enumerate() {
             let new = results.get(i + 1).is_none_or(|&n| n != 0);
             if new && r.is_ok() {

@@ -35,6 +35,9 @@
 //! back without the crawl's keys, the spider closes with `redis_data_lost`.
 
 mod io;
+mod seen;
+
+pub use seen::{DEFAULT_CACHE as DEFAULT_DUPEFILTER_CACHE, SeenCache};
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -183,6 +186,8 @@ struct State {
     closing: bool,
     lost: bool,
     dupes_logged: bool,
+    /// Fingerprints the shared dupefilter is known to hold.
+    seen: SeenCache,
 }
 
 struct Config {
@@ -252,7 +257,8 @@ impl RedisScheduler {
     /// The scheduler from the crawl's settings: `SCHEDULER_QUEUE_KEY`,
     /// `SCHEDULER_QUEUE_CLASS`, `SCHEDULER_SERIALIZER`, `SCHEDULER_PERSIST`,
     /// `SCHEDULER_FLUSH_ON_START`, `SCHEDULER_IDLE_BEFORE_CLOSE`,
-    /// `REDIS_LEASE_TIMEOUT` (60 s), `REDIS_PREFETCH` (`CONCURRENT_REQUESTS`), and the
+    /// `REDIS_LEASE_TIMEOUT` (60 s), `REDIS_PREFETCH` (`CONCURRENT_REQUESTS`),
+    /// `REDIS_DUPEFILTER_CACHE` (fingerprints remembered locally, 1,000,000), and the
     /// dupefilter `DUPEFILTER_CLASS` names (a Redis one unless the user chose
     /// another).
     ///
@@ -306,6 +312,11 @@ impl RedisScheduler {
             s.get_usize("CONCURRENT_REQUESTS")?
         }
         .max(1);
+        let seen_cap = if s.get("REDIS_DUPEFILTER_CACHE").is_some() {
+            s.get_usize("REDIS_DUPEFILTER_CACHE")?
+        } else {
+            DEFAULT_DUPEFILTER_CACHE
+        };
         let worker = shared.worker_id.clone();
         let keys = Keys {
             meta: format!("{queue}:meta"),
@@ -348,6 +359,7 @@ impl RedisScheduler {
                 wake: sctx.wake,
                 st: RefCell::new(State {
                     poll_delay: POLL_MIN,
+                    seen: SeenCache::new(seen_cap),
                     ..State::default()
                 }),
                 me: me.clone(),
@@ -365,7 +377,8 @@ impl RedisScheduler {
         &self.inner.shared.worker_id
     }
 
-    /// The queue length and the leases held by all workers, as of the last pop.
+    /// The queue length and the leases held by all workers, as of the last pop (the
+    /// leases are counted only when the queue was empty; `-1` otherwise).
     pub fn remote_counts(&self) -> Option<(i64, i64)> {
         self.inner.st.borrow().remote.map(|r| (r.qlen, r.leased))
     }
@@ -571,9 +584,16 @@ impl Scheduler for RedisScheduler {
             let mut filter = i.filter.borrow_mut();
             match &mut *filter {
                 Filter::Redis(kind, custom) => {
+                    let fp = kind.argument(&request, custom.as_deref());
+                    if i.st.borrow().seen.contains(SeenCache::key(&fp)) {
+                        drop(filter);
+                        i.stats.inc("scheduler/redis/dupefilter_cached");
+                        i.log_duplicate(request.url().as_str());
+                        return Enqueued::Dropped;
+                    }
                     let d = Deferred::new();
                     answer = Some(d);
-                    ("0", kind.argument(&request, custom.as_deref()))
+                    ("0", fp)
                 }
                 Filter::Local(df) => match df.request_seen(&request) {
                     Seen::New => ("1", String::new()),

@@ -1,0 +1,439 @@
+#!/usr/bin/env python3
+"""What one Redis server spends per crawled page of a distributed trawl crawl.
+
+Runs the fixture crawl (`examples/fixture_crawl` with TRAWL_REDIS: one worker of a
+scrapy-redis-style crawl, its items and stats in Redis) with N workers against one
+local `redis-server`, and reads the server's own accounting around each crawl:
+
+* `INFO commandstats`: calls and microseconds per command. EVALSHA's time includes the
+  commands its script runs, which are counted again on their own rows ("inside
+  scripts" below): only the top-level rows add up.
+* `INFO cpu`: the server's CPU (its main thread's where Redis reports it), which also
+  covers reading requests and writing replies.
+* With --per-operation, the slow log at threshold 0 (drained every 100 ms), each
+  top-level call classified by its keys: ENQUEUE (push + dupefilter), POP (pop +
+  lease + heartbeat), ACK (`HDEL` of a lease), ITEMS (the pipeline's `RPUSH` batches), STATS
+  (the collector's flushes), START (seed, fetch of start URLs), OPEN/CLOSE.
+
+From the CPU per page: the pages per second one Redis core can schedule.
+
+    cargo build --release --example fixture_crawl --bin trawl
+    scripts/redis_cost.py --workers 1,2,4 --pages 20000 [--per-operation]
+
+With --load N,N,... it runs the load generator (`examples/redis_load`: N simulated
+workers with trawl's scheduler and pipeline, no fetching) instead of real crawls and
+reports scheduled pages/s against N, the server's busy share and its CPU per page;
+--svg FILE draws the curve.
+
+    cargo build --release --example redis_load
+    scripts/redis_cost.py --load 1,2,4,8,16,32,64,128,256 --pages 20000 --svg benches/redis_ceiling.svg
+
+Needs `redis-server` on the PATH (or TRAWL_REDIS_SERVER). Prints a table per N and a
+JSON line per N (the last lines) for benches/RESULTS.md.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+
+class Redis:
+    """A minimal RESP2 client (enough for INFO, CONFIG, SLOWLOG, FLUSHALL)."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.buf = b""
+
+    def call(self, *args):
+        out = [b"*%d\r\n" % len(args)]
+        for a in args:
+            a = a if isinstance(a, bytes) else str(a).encode()
+            out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+        self.sock.sendall(b"".join(out))
+        return self._reply()
+
+    def _line(self):
+        while b"\r\n" not in self.buf:
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise ConnectionError("redis closed the connection")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def _exact(self, n):
+        while len(self.buf) < n + 2:
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise ConnectionError("redis closed the connection")
+            self.buf += chunk
+        data, self.buf = self.buf[:n], self.buf[n + 2:]
+        return data
+
+    def _reply(self):
+        line = self._line()
+        kind, rest = line[:1], line[1:]
+        if kind == b"+":
+            return rest.decode()
+        if kind == b"-":
+            raise RuntimeError(rest.decode())
+        if kind == b":":
+            return int(rest)
+        if kind == b"$":
+            n = int(rest)
+            return None if n < 0 else self._exact(n)
+        if kind == b"*":
+            n = int(rest)
+            return None if n < 0 else [self._reply() for _ in range(n)]
+        raise RuntimeError(f"unexpected reply {line!r}")
+
+
+def info(r, section):
+    text = r.call("INFO", section).decode()
+    out = {}
+    for line in text.splitlines():
+        if ":" in line and not line.startswith("#"):
+            k, v = line.split(":", 1)
+            out[k] = v
+    return out
+
+
+def commandstats(r):
+    stats = {}
+    for k, v in info(r, "commandstats").items():
+        if not k.startswith("cmdstat_"):
+            continue
+        fields = dict(kv.split("=") for kv in v.split(","))
+        stats[k[len("cmdstat_"):]] = (int(fields["calls"]), int(fields["usec"]))
+    return stats
+
+
+def cpu_seconds(r):
+    c = info(r, "cpu")
+    if "used_cpu_user_main_thread" in c:
+        main = float(c["used_cpu_user_main_thread"]) + float(c["used_cpu_sys_main_thread"])
+    else:
+        main = None
+    total = float(c["used_cpu_user"]) + float(c["used_cpu_sys"])
+    return total, main
+
+
+# Commands trawl's client sends itself; every other row runs inside a script. (RPUSH is
+# the items' push; scripts run it only to move a wrong-typed key aside.)
+TOP_LEVEL = {"evalsha", "eval", "hdel", "rpush", "script|load", "script", "select", "auth",
+             "client|setname", "hello", "ping", "get", "hlen", "zcard", "llen",
+             "scard", "del", "info", "config|resetstat", "config|set", "flushall",
+             "slowlog|get", "slowlog|reset", "multi", "exec"}
+# The driver's own commands, left out of the per-page figures.
+DRIVER = {"info", "config|resetstat", "config|set", "flushall", "slowlog|get",
+          "slowlog|reset", "multi", "exec", "config", "slowlog"}
+
+
+def classify(args):
+    """The trawl operation a top-level slow-log entry is, from its command and keys."""
+    if not args:
+        return None
+    cmd = args[0].decode(errors="replace").lower()
+    if cmd == "hdel":
+        return "ACK"
+    if cmd == "rpush" and len(args) > 1 and args[1].endswith(b":items"):
+        return "ITEMS"
+    if cmd != "evalsha" or len(args) < 4:
+        return None if cmd in ("slowlog", "multi", "exec", "info", "config") else "OTHER"
+    try:
+        nkeys = int(args[2])
+    except ValueError:
+        return "OTHER"
+    keys = [a.decode(errors="replace") for a in args[3:3 + nkeys]]
+    if nkeys == 3 and keys[2].endswith(":meta"):
+        return "ENQUEUE"
+    if nkeys == 4 and keys[1].endswith(":workers"):
+        return "POP"
+    if nkeys == 4 and keys[3].endswith(":workers"):
+        return "OPEN"
+    if keys and keys[0].endswith(":items"):
+        return "ITEMS"
+    if keys and keys[0].endswith(":stats"):
+        return "STATS"
+    if keys and "start_urls" in keys[0]:
+        return "START"
+    return "OTHER(%d keys)" % nkeys
+
+
+class SlowlogDrain(threading.Thread):
+    """Drains the slow log every 100 ms, summing top-level entries per operation."""
+
+    def __init__(self, port):
+        super().__init__(daemon=True)
+        self.r = Redis(port)
+        self.stop = threading.Event()
+        self.ops = {}
+        self.links = []
+
+    def drain(self):
+        self.r.call("MULTI")
+        self.r.call("SLOWLOG", "GET", -1)
+        self.r.call("SLOWLOG", "RESET")
+        got, _ = self.r.call("EXEC")
+        for entry in got:
+            # [id, time, µs, args, client addr, client name]
+            usec, args = entry[2], entry[3]
+            addr = entry[4] if len(entry) > 4 else b""
+            if addr in (b"?:0", b""):
+                continue  # a command run by a script: inside its EVALSHA
+            op = classify(args)
+            if op is None:
+                continue
+            calls, total = self.ops.get(op, (0, 0))
+            self.ops[op] = (calls + 1, total + usec)
+            if op == "ENQUEUE":
+                # ARGV after mode, layout, filter: four per request.
+                nkeys = int(args[2])
+                self.links.append((len(args) - 3 - nkeys - 3) // 4)
+
+    def run(self):
+        while not self.stop.wait(0.1):
+            self.drain()
+        self.drain()
+
+
+def run_workers(n, start, bin_path, redis_url, tmp, concurrency):
+    procs = []
+    for i in range(n):
+        env = dict(os.environ, TRAWL_REDIS=redis_url, RUST_LOG="warn")
+        out = os.path.join(tmp, f"items-{n}-{i}.jl")
+        procs.append(subprocess.Popen(
+            [bin_path, start, str(concurrency), out], env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    pages = items = 0
+    for p in procs:
+        out, err = p.communicate(timeout=1800)
+        if p.returncode != 0:
+            sys.exit(f"a worker failed:\n{err.decode(errors='replace')[-2000:]}")
+        last = json.loads(out.decode().strip().splitlines()[-1])
+        pages += last["pages"]
+        items += last["items"]
+    return pages, items
+
+
+def connect(port):
+    for _ in range(100):
+        try:
+            r = Redis(port)
+            r.call("PING")
+            return r
+        except OSError:
+            time.sleep(0.05)
+    sys.exit("redis-server did not start")
+
+
+def load(args, port):
+    """The load generator against one server for each N: pages/s and the server's CPU."""
+    r = connect(port)
+    version = info(r, "server").get("redis_version", "?")
+    url = f"redis://127.0.0.1:{port}/0"
+    print(f"load generator: {args.pages} pages, prefetch {args.prefetch}; redis {version}")
+    print(f"{'workers':>8}{'pages/s':>10}{'redis busy':>12}{'µs/page':>10}{'core capacity':>15}")
+    results = []
+    for n in [int(x) for x in args.load.split(",")]:
+        r.call("FLUSHALL")
+        r.call("CONFIG", "RESETSTAT")
+        cpu0, main0 = cpu_seconds(r)
+        t0 = time.time()
+        p = subprocess.run([args.load_bin, url, str(n), str(args.pages), "17", "4",
+                            str(args.prefetch)], capture_output=True, timeout=1800)
+        wall = time.time() - t0
+        if p.returncode != 0:
+            sys.exit(f"the load generator failed:\n{p.stderr.decode(errors='replace')[-2000:]}")
+        cpu1, main1 = cpu_seconds(r)
+        out = json.loads(p.stdout.decode().strip().splitlines()[-1])
+        server_cpu = (main1 - main0) if main0 is not None else (cpu1 - cpu0)
+        per_page = server_cpu * 1e6 / out["pages"]
+        row = {"workers": n, "pages": out["pages"], "seconds": out["seconds"],
+               "pages_per_second": out["pages_per_second"],
+               "redis_busy": server_cpu / wall, "redis_cpu_us_per_page": per_page,
+               "pages_per_core_second": 1e6 / per_page}
+        results.append(row)
+        print(f"{n:>8}{row['pages_per_second']:>10,.0f}{row['redis_busy']:>11.0%}"
+              f"{per_page:>10.1f}{row['pages_per_core_second']:>15,.0f}")
+    for row in results:
+        print(json.dumps(row))
+    if args.svg:
+        write_svg(args.svg, results, version)
+
+
+def write_svg(path, rows, version):
+    """Scheduled pages/s and one Redis core's capacity against N (log2 axis)."""
+    import math
+    w, h, left, right, top, bottom = 720, 420, 70, 20, 40, 50
+    xs = [math.log2(r["workers"]) for r in rows]
+    ymax = max(max(r["pages_per_second"], r["pages_per_core_second"]) for r in rows) * 1.1
+    xmax = max(xs) or 1
+
+    def px(x):
+        return left + (w - left - right) * x / xmax
+
+    def py(y):
+        return h - bottom - (h - top - bottom) * y / ymax
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+           f'font-family="sans-serif" font-size="12">',
+           f'<rect width="{w}" height="{h}" fill="white"/>',
+           f'<text x="{left}" y="20" font-size="14">One redis-server {version}: trawl\'s '
+           f'scheduling load against simulated workers</text>']
+    for i in range(6):
+        y = ymax * i / 5
+        out.append(f'<line x1="{left}" x2="{w - right}" y1="{py(y):.1f}" y2="{py(y):.1f}" '
+                   f'stroke="#ddd"/><text x="{left - 6}" y="{py(y) + 4:.1f}" '
+                   f'text-anchor="end">{y / 1000:.0f}k</text>')
+    for r, x in zip(rows, xs):
+        out.append(f'<text x="{px(x):.1f}" y="{h - bottom + 18}" text-anchor="middle">'
+                   f'{r["workers"]}</text>')
+    out.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">'
+               f'simulated workers (one connection each)</text>')
+    for key, colour, label in (("pages_per_second", "#1f77b4", "scheduled pages/s"),
+                               ("pages_per_core_second", "#d62728",
+                                "pages/s one Redis core could schedule (1 / CPU per page)")):
+        pts = " ".join(f"{px(x):.1f},{py(r[key]):.1f}" for r, x in zip(rows, xs))
+        out.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for r, x in zip(rows, xs):
+            out.append(f'<circle cx="{px(x):.1f}" cy="{py(r[key]):.1f}" r="3" fill="{colour}"/>')
+        ly = top + 10 + (0 if key == "pages_per_second" else 16)
+        out.append(f'<line x1="{w - 330}" x2="{w - 310}" y1="{ly}" y2="{ly}" stroke="{colour}" '
+                   f'stroke-width="2"/><text x="{w - 305}" y="{ly + 4}">{label}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workers", default="1,2,4")
+    ap.add_argument("--pages", type=int, default=20000)
+    ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--bin", default="target/release/examples/fixture_crawl")
+    ap.add_argument("--trawl", default="target/release/trawl")
+    ap.add_argument("--load", help="simulated worker counts for the load generator")
+    ap.add_argument("--load-bin", default="target/release/examples/redis_load")
+    ap.add_argument("--prefetch", type=int, default=16)
+    ap.add_argument("--svg", help="with --load: write the curve to this SVG file")
+    ap.add_argument("--per-operation", action="store_true",
+                    help="also time each operation through the slow log (slower)")
+    args = ap.parse_args()
+    redis_bin = os.environ.get("TRAWL_REDIS_SERVER") or shutil.which("redis-server")
+    if not redis_bin:
+        sys.exit("redis-server is needed (apt-get install -y redis-server)")
+    tmp = tempfile.mkdtemp(prefix="trawl-redis-cost-")
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    port = free.getsockname()[1]
+    free.close()
+    server = subprocess.Popen(
+        [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+         "--appendonly", "no", "--dir", tmp],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if args.load:
+        try:
+            load(args, port)
+        finally:
+            server.terminate()
+            server.wait()
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
+    site = subprocess.Popen(
+        [args.trawl, "serve", "--pages", str(args.pages), "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        line = site.stdout.readline().decode()
+        start = line.split()[2] if line.startswith("trawl serve:") else None
+        if not start:
+            sys.exit(f"trawl serve said {line!r}")
+        for _ in range(100):
+            try:
+                r = Redis(port)
+                r.call("PING")
+                break
+            except OSError:
+                time.sleep(0.05)
+        version = info(r, "server").get("redis_version", "?")
+        for n in [int(x) for x in args.workers.split(",")]:
+            r.call("FLUSHALL")
+            r.call("CONFIG", "RESETSTAT")
+            drain = None
+            if args.per_operation:
+                r.call("CONFIG", "SET", "slowlog-log-slower-than", 0)
+                r.call("CONFIG", "SET", "slowlog-max-len", 1000000)
+                r.call("SLOWLOG", "RESET")
+                drain = SlowlogDrain(port)
+                drain.start()
+            cpu0, main0 = cpu_seconds(r)
+            t0 = time.time()
+            pages, items = run_workers(n, start, args.bin, f"redis://127.0.0.1:{port}/0",
+                                       tmp, args.concurrency)
+            secs = time.time() - t0
+            cpu1, main1 = cpu_seconds(r)
+            stats = commandstats(r)
+            if drain:
+                drain.stop.set()
+                drain.join()
+                r.call("CONFIG", "SET", "slowlog-log-slower-than", 10000)
+            cpu = cpu1 - cpu0
+            main_cpu = (main1 - main0) if main0 is not None else None
+            server_cpu = main_cpu if main_cpu is not None else cpu
+            print(f"\n== {n} worker(s): {pages} pages, {items} items in {secs:.1f} s "
+                  f"({pages / secs:,.0f} pages/s); redis {version}")
+            print(f"{'command':<22}{'calls':>10}{'calls/page':>12}{'µs/call':>10}"
+                  f"{'µs/page':>10}  where")
+            top_usec = 0
+            rows = {}
+            for cmd, (calls, usec) in sorted(stats.items(), key=lambda kv: -kv[1][1]):
+                if cmd in DRIVER:
+                    continue
+                inside = cmd not in TOP_LEVEL
+                if not inside:
+                    top_usec += usec
+                rows[cmd] = {"calls_per_page": calls / pages, "us_per_call": usec / calls,
+                             "us_per_page": usec / pages, "inside_scripts": inside}
+                print(f"{cmd:<22}{calls:>10}{calls / pages:>12.2f}{usec / calls:>10.2f}"
+                      f"{usec / pages:>10.2f}  {'inside scripts' if inside else 'top level'}")
+            per_page = server_cpu * 1e6 / pages
+            print(f"top-level commands: {top_usec / pages:.1f} µs/page; server CPU "
+                  f"({'main thread' if main_cpu is not None else 'process'}): "
+                  f"{per_page:.1f} µs/page (networking and parsing: "
+                  f"{per_page - top_usec / pages:.1f}); one core schedules "
+                  f"{1e6 / per_page:,.0f} pages/s")
+            ops = {}
+            if drain:
+                print(f"{'operation':<14}{'calls':>10}{'calls/page':>12}{'µs/call':>10}"
+                      f"{'µs/page':>10}")
+                for op, (calls, usec) in sorted(drain.ops.items(), key=lambda kv: -kv[1][1]):
+                    ops[op] = {"calls_per_page": calls / pages, "us_per_call": usec / calls,
+                               "us_per_page": usec / pages}
+                    print(f"{op:<14}{calls:>10}{calls / pages:>12.3f}{usec / calls:>10.1f}"
+                          f"{usec / pages:>10.2f}")
+                if drain.links:
+                    print(f"links per ENQUEUE call: {sum(drain.links) / len(drain.links):.1f}")
+                print("(slow-log timings at threshold 0 carry its own overhead: compare "
+                      "operations with each other, not with the run without it)")
+            print(json.dumps({"workers": n, "pages": pages, "items": items, "seconds": secs,
+                              "redis_cpu_us_per_page": per_page,
+                              "top_level_us_per_page": top_usec / pages,
+                              "pages_per_core_second": 1e6 / per_page,
+                              "commands": rows, "operations": ops}))
+    finally:
+        site.terminate()
+        server.terminate()
+        site.wait()
+        server.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
