@@ -274,6 +274,30 @@ end
 return {requeued, live, cleared}
 ";
 
+/// `RECONCILE`: KEYS this worker's leases; ARGV the lease fields it holds. Deletes
+/// every other field except those of its last pop (`<leases>:last`, whose reply may
+/// still be on its way). Returns how many were deleted.
+const RECONCILE: &str = r"
+local mine = KEYS[1]
+local keep = {}
+for i = 1, #ARGV do keep[ARGV[i]] = true end
+if redis.call('TYPE', mine .. ':last')['ok'] == 'hash' then
+  local last = redis.call('HGET', mine .. ':last', 'fields')
+  if last then
+    for _, f in ipairs(cjson.decode(last)) do keep[f] = true end
+  end
+end
+if redis.call('TYPE', mine)['ok'] ~= 'hash' then return 0 end
+local gone = {}
+for _, f in ipairs(redis.call('HKEYS', mine)) do
+  if not keep[f] then gone[#gone + 1] = f end
+end
+for i = 1, #gone, 1000 do
+  redis.call('HDEL', mine, unpack(gone, i, math.min(i + 999, #gone)))
+end
+return #gone
+";
+
 /// `PUSH_LIST`: KEYS list; ARGV values. `RPUSH` after repairing the key's type.
 /// Returns `{length, keys repaired}`.
 const PUSH_LIST: &str = r"
@@ -377,6 +401,8 @@ pub struct Scripts {
     pub close: Script,
     /// See `PUSH_LIST`.
     pub push_list: Script,
+    /// See `RECONCILE`.
+    pub reconcile: Script,
     /// See `FETCH_START`.
     pub fetch_start: Script,
     /// See `BLOOM`.
@@ -404,6 +430,7 @@ pub fn scripts() -> std::rc::Rc<Scripts> {
                 pop: with(POP),
                 close: with(CLOSE),
                 push_list: with(PUSH_LIST),
+                reconcile: Script::new(RECONCILE),
                 fetch_start: with(FETCH_START),
                 bloom: with(BLOOM),
                 seed: with(SEED),

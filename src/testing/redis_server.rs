@@ -23,6 +23,11 @@ pub struct RedisServerOptions {
     pub password: Option<String>,
     /// Extra `--name value` arguments.
     pub extra: Vec<(String, String)>,
+    /// Extra arguments as they are (`--replicaof`, `127.0.0.1`, `6379`).
+    pub args: Vec<String>,
+    /// Run as a Redis Sentinel with this configuration (written to `sentinel.conf` in
+    /// the server's directory, which Sentinel rewrites as it learns).
+    pub sentinel: Option<String>,
     /// Serve TLS only (`rediss://`), with the fixture server's test certificate
     /// (signed by [`TEST_CA_PEM`](super::fixture::TEST_CA_PEM)).
     pub tls: bool,
@@ -80,6 +85,28 @@ impl RedisServer {
 
     fn spawn(&mut self) -> Result<(), String> {
         let mut cmd = Command::new(binary());
+        if let Some(conf) = &self.options.sentinel {
+            let path = self.dir.join("sentinel.conf");
+            if !path.exists() {
+                std::fs::write(&path, conf).map_err(|e| format!("cannot write {path:?}: {e}"))?;
+            }
+            cmd.arg(&path).arg("--sentinel");
+            cmd.arg("--port")
+                .arg(self.port.to_string())
+                .arg("--bind")
+                .arg("127.0.0.1")
+                .arg("--protected-mode")
+                .arg("no")
+                .arg("--logfile")
+                .arg(self.dir.join("redis.log"));
+            cmd.args(&self.options.args);
+            cmd.stdout(Stdio::null()).stderr(Stdio::null());
+            let child = cmd
+                .spawn()
+                .map_err(|e| format!("cannot run {} --sentinel ({e})", binary()))?;
+            self.child = Some(child);
+            return self.wait_ready();
+        }
         cmd.arg("--port")
             .arg(self.port.to_string())
             .arg("--bind")
@@ -105,6 +132,7 @@ impl RedisServer {
         for (k, v) in &self.options.extra {
             cmd.arg(format!("--{k}")).arg(v);
         }
+        cmd.args(&self.options.args);
         if self.options.tls {
             let write = |name: &str, pem: &[u8]| -> Result<String, String> {
                 let path = self.dir.join(name);

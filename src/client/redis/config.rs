@@ -33,6 +33,21 @@ pub struct RedisConfig {
     /// Commands kept while disconnected (100,000); past it new commands fail with
     /// [`super::BufferFull`].
     pub max_buffered: usize,
+    /// Find the master through Redis Sentinel (`redis+sentinel://`): `host` and `port`
+    /// are then only the first sentinel's.
+    pub sentinel: Option<SentinelConfig>,
+}
+
+/// Where the sentinels are and which master to ask them for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentinelConfig {
+    /// The sentinels' `host:port`s, asked in order (one that answers moves to the
+    /// front).
+    pub sentinels: Vec<(String, u16)>,
+    /// The master's name (`sentinel monitor <name> ...`).
+    pub master: String,
+    /// The sentinels' own password (`?sentinel_password=`), if they require one.
+    pub password: Option<String>,
 }
 
 impl Default for RedisConfig {
@@ -49,6 +64,7 @@ impl Default for RedisConfig {
             backoff_initial: 0.1,
             backoff_max: 10.0,
             max_buffered: 100_000,
+            sentinel: None,
         }
     }
 }
@@ -84,6 +100,14 @@ impl RedisConfig {
             url: mask_password(url),
             reason: reason.into(),
         };
+        if let Some(rest) = url.strip_prefix("redis+sentinel://") {
+            return Self::from_sentinel_url(rest).map_err(|reason| err(&reason));
+        }
+        if url.starts_with("rediss+sentinel://") {
+            return Err(err(
+                "TLS to sentinels is not supported: use redis+sentinel://",
+            ));
+        }
         let parsed = url::Url::parse(url).map_err(|e| err(&e.to_string()))?;
         let mut config = Self::default();
         match parsed.scheme() {
@@ -141,6 +165,83 @@ impl RedisConfig {
         Ok(config)
     }
 
+    /// Parses what follows `redis+sentinel://`:
+    /// `[[user]:password@]host:port[,host:port...]/master[/db][?db=N&sentinel_password=P]`
+    /// (the credentials and database are the master's).
+    fn from_sentinel_url(rest: &str) -> Result<Self, String> {
+        let mut config = Self::default();
+        let (rest, query) = rest.split_once('?').unwrap_or((rest, ""));
+        let (auth, rest) = match rest.rsplit_once('@') {
+            Some((a, r)) => (Some(a), r),
+            None => (None, rest),
+        };
+        let decode = |s: &str| {
+            percent_encoding::percent_decode_str(s)
+                .decode_utf8()
+                .map(|c| c.into_owned())
+                .map_err(|_| "the credentials are not UTF-8".to_owned())
+        };
+        if let Some(a) = auth {
+            let (user, pass) = a.split_once(':').unwrap_or((a, ""));
+            if !user.is_empty() {
+                config.username = Some(decode(user)?);
+            }
+            if !pass.is_empty() {
+                config.password = Some(decode(pass)?);
+            }
+        }
+        let (hosts, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let mut sentinels = Vec::new();
+        for h in hosts.split(',').filter(|h| !h.is_empty()) {
+            let (host, port) = match h.rsplit_once(':') {
+                Some((host, port)) if !host.ends_with(':') || host.starts_with('[') => (
+                    host,
+                    port.parse::<u16>()
+                        .map_err(|_| format!("the sentinel port in {h:?} is not a port"))?,
+                ),
+                _ => (h, 26379),
+            };
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            if host.is_empty() {
+                return Err(format!("no host in {h:?}"));
+            }
+            sentinels.push((host.to_owned(), port));
+        }
+        let mut parts = path.split('/');
+        let master = parts.next().unwrap_or_default();
+        if sentinels.is_empty() || master.is_empty() {
+            return Err(
+                "expected redis+sentinel://host:port[,host:port...]/mastername[/db]".into(),
+            );
+        }
+        if let Some(db) = parts.next().filter(|d| !d.is_empty()) {
+            config.db = db
+                .parse()
+                .map_err(|_| format!("the database {db:?} is not a number"))?;
+        }
+        let mut password = None;
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            match k {
+                "db" => {
+                    config.db = v
+                        .parse()
+                        .map_err(|_| format!("the database {v:?} is not a number"))?;
+                }
+                "sentinel_password" => password = Some(decode(v)?),
+                _ => {}
+            }
+        }
+        config.host.clone_from(&sentinels[0].0);
+        config.port = sentinels[0].1;
+        config.sentinel = Some(SentinelConfig {
+            sentinels,
+            master: decode(master)?,
+            password,
+        });
+        Ok(config)
+    }
+
     /// The endpoint to connect to.
     pub fn endpoint(&self) -> Endpoint {
         Endpoint {
@@ -153,6 +254,18 @@ impl RedisConfig {
 
     /// `host:port/db`, for logs (never the password).
     pub fn display(&self) -> String {
+        if let Some(s) = &self.sentinel {
+            return format!(
+                "redis+sentinel://{}/{}/{}",
+                s.sentinels
+                    .iter()
+                    .map(|(h, p)| format!("{h}:{p}"))
+                    .collect::<Vec<_>>()
+                    .join(","),
+                s.master,
+                self.db
+            );
+        }
         format!(
             "{}://{}:{}/{}",
             if self.tls.is_some() {
@@ -169,13 +282,18 @@ impl RedisConfig {
 
 /// `url` with its password replaced by `***`, for messages.
 pub fn mask_password(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut u) if u.password().is_some() => {
-            let _ = u.set_password(Some("***"));
-            u.to_string()
+    if let Some(start) = url.find("://").map(|i| i + 3) {
+        let authority_end = url[start..]
+            .find(['/', '?'])
+            .map_or(url.len(), |i| start + i);
+        if let Some(at) = url[start..authority_end].rfind('@').map(|i| start + i)
+            && let Some(colon) = url[start..at].find(':').map(|i| start + i)
+            && colon + 1 < at
+        {
+            return format!("{}***{}", &url[..=colon], &url[at..]);
         }
-        _ => url.to_owned(),
     }
+    url.to_owned()
 }
 
 #[cfg(test)]
@@ -209,5 +327,49 @@ mod tests {
         }
         let e = RedisConfig::from_url("redis://u:hunter2@h/x").expect_err("bad db");
         assert!(!e.to_string().contains("hunter2"), "{e}");
+        assert_eq!(
+            mask_password("redis://u:hunter2@h:1/0"),
+            "redis://u:***@h:1/0"
+        );
+        assert_eq!(
+            mask_password("redis+sentinel://:hunter2@a:1,b:2/m"),
+            "redis+sentinel://:***@a:1,b:2/m"
+        );
+        assert_eq!(mask_password("redis://h/0"), "redis://h/0");
+    }
+
+    #[test]
+    fn sentinel_urls() {
+        let c = RedisConfig::from_url(
+            "redis+sentinel://:pw@s1:26379,s2:5000,[::1]:7/mymaster/2?sentinel_password=sp",
+        )
+        .expect("ok");
+        let s = c.sentinel.clone().expect("sentinel");
+        assert_eq!(
+            s.sentinels,
+            vec![
+                ("s1".to_owned(), 26379),
+                ("s2".to_owned(), 5000),
+                ("::1".to_owned(), 7)
+            ]
+        );
+        assert_eq!(s.master, "mymaster");
+        assert_eq!(s.password.as_deref(), Some("sp"));
+        assert_eq!((c.db, c.password.as_deref()), (2, Some("pw")));
+        assert_eq!(
+            c.display(),
+            "redis+sentinel://s1:26379,s2:5000,::1:7/mymaster/2"
+        );
+        let c = RedisConfig::from_url("redis+sentinel://s1/m").expect("default port");
+        assert_eq!(c.sentinel.expect("sentinel").sentinels[0].1, 26379);
+        for bad in [
+            "redis+sentinel://s1:26379",
+            "redis+sentinel:///m",
+            "redis+sentinel://s1:x/m",
+            "redis+sentinel://s1/m/x",
+            "rediss+sentinel://s1/m",
+        ] {
+            assert!(RedisConfig::from_url(bad).is_err(), "{bad}");
+        }
     }
 }

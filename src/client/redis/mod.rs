@@ -28,6 +28,17 @@
 //! waiting command with the server's reply, since sending them would run them as the
 //! wrong user or in the wrong database.
 //!
+//! # Sentinel
+//!
+//! With a `redis+sentinel://host:port,host:port/master[/db]` URL
+//! ([`RedisConfig::sentinel`]) every connection starts by asking the sentinels in turn
+//! for the master's address (`SENTINEL get-master-addr-by-name`; the one that answered
+//! is asked first next time), then connects to it. A failover is followed on the next
+//! reconnection: the old master's connection is lost, or it answers writes with
+//! `READONLY` (demoted to a replica) or `NOREPLICAS` (`min-replicas-to-write` and its
+//! replica gone): the client then drops the connection, ignores its later replies and
+//! sends what was in flight again to the master the sentinels name now.
+//!
 //! # Scripts
 //!
 //! [`Script`]s are run with `EVALSHA`; they are loaded on every new connection, and
@@ -43,6 +54,7 @@
 
 mod config;
 mod connection;
+mod sentinel;
 mod types;
 
 use std::cell::{Cell, RefCell};
@@ -57,7 +69,7 @@ use crate::reactor::{DelayedCall, ReactorHandle};
 use connection::{Connection, Replies};
 
 pub use crate::proto::resp::Value;
-pub use config::{RedisConfig, RedisUrlError, mask_password};
+pub use config::{RedisConfig, RedisUrlError, SentinelConfig, mask_password};
 pub use types::{
     BufferFull, ClientClosed, RedisConnectionError, RedisCounters, ReplyError, Script,
 };
@@ -115,6 +127,11 @@ struct State {
     last_error: Option<String>,
     /// Why the client itself dropped the current connection (a reply timeout).
     abort_reason: Option<String>,
+    /// The current connection answered `READONLY` (Sentinel mode: a failover demoted
+    /// it); its later replies are ignored and what it had in flight is sent again.
+    demoted: bool,
+    /// The sentinels in the order to ask them (the last one that answered first).
+    sentinel_order: Vec<usize>,
 }
 
 impl State {
@@ -187,6 +204,7 @@ impl RedisClient {
     /// A client whose connections come from `connect`.
     pub fn with_connect(reactor: &ReactorHandle, config: RedisConfig, connect: ConnectFn) -> Self {
         let seed = (reactor.clock().wall_seconds().to_bits() ^ 0x9E37_79B9_7F4A_7C15) | 1;
+        let sentinels = config.sentinel.as_ref().map_or(0, |s| s.sentinels.len());
         Self {
             inner: Rc::new_cyclic(|me| Inner {
                 reactor: reactor.clone(),
@@ -208,6 +226,8 @@ impl RedisClient {
                     scripts: Vec::new(),
                     last_error: None,
                     abort_reason: None,
+                    demoted: false,
+                    sentinel_order: (0..sentinels).collect(),
                 }),
                 on_connect: RefCell::new(Vec::new()),
                 received: Cell::new(0),
@@ -516,17 +536,108 @@ impl Inner {
             }
             st.phase = Phase::Connecting;
             st.generation += 1;
+            st.demoted = false;
             (self.config.endpoint(), st.generation)
         };
-        let d = (self.connect)(&endpoint);
-        if self.config.connect_timeout > 0.0 {
-            d.add_timeout(self.config.connect_timeout, self.reactor.clock());
-        }
+        let d = if self.config.sentinel.is_some() {
+            let out = Deferred::new();
+            self.ask_sentinel(0, Vec::new(), out.clone());
+            out
+        } else {
+            let d = (self.connect)(&endpoint);
+            if self.config.connect_timeout > 0.0 {
+                d.add_timeout(self.config.connect_timeout, self.reactor.clock());
+            }
+            d
+        };
         self.st.borrow_mut().connecting = Some(d.clone());
         let me = self.me.clone();
         let _ = d.then(move |r: Result<Rc<dyn Transport>, Failure>| {
             if let Some(i) = me.upgrade() {
                 i.on_connected(generation, r);
+            }
+            Ok::<(), Failure>(())
+        });
+    }
+
+    /// Sentinel mode: asks the sentinels in turn (from the `tried`th in
+    /// `sentinel_order`) for the master's address, then connects to it; `out` fires
+    /// with the transport, or fails when no sentinel answered.
+    fn ask_sentinel(
+        &self,
+        tried: usize,
+        mut errors: Vec<String>,
+        out: Deferred<Rc<dyn Transport>>,
+    ) {
+        let Some(s) = &self.config.sentinel else {
+            return;
+        };
+        let idx = self.st.borrow().sentinel_order.get(tried).copied();
+        let Some((host, port)) = idx.and_then(|i| s.sentinels.get(i)).cloned() else {
+            let _ = out.errback(Failure::new(RedisConnectionError {
+                reason: format!(
+                    "no sentinel gave the address of master {:?}: {}",
+                    s.master,
+                    errors.join("; ")
+                ),
+            }));
+            return;
+        };
+        let config = sentinel::sentinel_client_config(&self.config, &host, port);
+        let timeout = config.connect_timeout + config.command_timeout;
+        let asker = RedisClient::with_connect(&self.reactor, config, self.connect.clone());
+        let d = asker.command_once(&[
+            "SENTINEL".as_bytes(),
+            b"get-master-addr-by-name",
+            s.master.as_bytes(),
+        ]);
+        d.add_timeout(timeout, self.reactor.clock());
+        let me = self.me.clone();
+        let _ = d.then(move |r: Result<Value, Failure>| {
+            asker.close();
+            let Some(i) = me.upgrade() else {
+                return Ok::<(), Failure>(());
+            };
+            let answer = match &r {
+                Ok(v) => sentinel::master_address(v),
+                Err(f) => Err(f.to_string()),
+            };
+            match answer {
+                Ok((mhost, mport)) => {
+                    if let Some(idx) = idx {
+                        let mut st = i.st.borrow_mut();
+                        st.sentinel_order.retain(|&x| x != idx);
+                        st.sentinel_order.insert(0, idx);
+                    }
+                    log::debug!("Redis sentinel {host}:{port}: the master is {mhost}:{mport}");
+                    let endpoint = Endpoint {
+                        host: mhost,
+                        port: mport,
+                        tls: i.config.tls,
+                        proxy: None,
+                    };
+                    let c = (i.connect)(&endpoint);
+                    if i.config.connect_timeout > 0.0 {
+                        c.add_timeout(i.config.connect_timeout, i.reactor.clock());
+                    }
+                    let _ = c.then(move |r: Result<Rc<dyn Transport>, Failure>| {
+                        match r {
+                            Ok(t) => {
+                                if out.callback(t.clone()).is_err() {
+                                    t.abort_connection();
+                                }
+                            }
+                            Err(f) => {
+                                let _ = out.errback(f);
+                            }
+                        }
+                        Ok::<(), Failure>(())
+                    });
+                }
+                Err(why) => {
+                    errors.push(format!("{host}:{port}: {why}"));
+                    i.ask_sentinel(tried + 1, errors, out);
+                }
             }
             Ok::<(), Failure>(())
         });
@@ -641,7 +752,33 @@ impl Inner {
         }
         let then = {
             let mut st = self.st.borrow_mut();
-            if st.generation != generation {
+            if st.generation != generation || st.demoted {
+                return;
+            }
+            if self.config.sentinel.is_some()
+                && matches!(&v, Value::Error(e) if sentinel::is_readonly(e))
+            {
+                // A failover made this server a replica: drop the connection; what was
+                // in flight (this command included) goes again to the master the
+                // sentinels name now.
+                st.demoted = true;
+                st.abort_reason = Some(format!(
+                    "the server refuses writes ({})",
+                    match &v {
+                        Value::Error(e) => e.split(' ').next().unwrap_or_default(),
+                        _ => "",
+                    }
+                ));
+                let t = st.conn.as_ref().and_then(|c| c.transport());
+                drop(st);
+                log::warn!(
+                    "Redis {}: the server refuses writes (a failover?); asking the \
+                     sentinels again",
+                    self.display()
+                );
+                if let Some(t) = t {
+                    t.abort_connection();
+                }
                 return;
             }
             st.counters.replies += 1;

@@ -395,4 +395,39 @@ impl Inner {
             _ => false,
         }
     }
+
+    /// After a reconnection: deletes from this worker's lease hash what it no longer
+    /// holds (the `RECONCILE` script). An acknowledgement the old server answered but
+    /// lost in a failover would otherwise leave a lease nobody finishes while this
+    /// worker lives, and the crawl would never look idle.
+    pub(super) fn reconcile_leases(&self) {
+        let held: Vec<String> = {
+            let st = self.st.borrow();
+            st.leases
+                .values()
+                .cloned()
+                .chain(st.buffer.iter().map(|(_, f)| f.clone()))
+                .collect()
+        };
+        let scripts = crate::distributed::scripts::scripts();
+        let stats = self.stats.clone();
+        let _ = client(self)
+            .eval(&scripts.reconcile, &[&self.keys.mine], &held)
+            .then(move |r| {
+                match r {
+                    Ok(v) => {
+                        let n = v.as_int().unwrap_or(0);
+                        if n > 0 {
+                            log::info!(
+                                "Removed {n} leases this worker had finished but the server \
+                                 still held (acknowledgements lost in a failover)"
+                            );
+                            stats.inc_value("scheduler/redis/leases_reconciled", n);
+                        }
+                    }
+                    Err(f) => log::warn!("Cannot reconcile this worker's leases: {f}"),
+                }
+                Ok::<(), Failure>(())
+            });
+    }
 }

@@ -333,6 +333,7 @@ impl RedisScheduler {
             &scripts.enqueue,
             &scripts.pop,
             &scripts.close,
+            &scripts.reconcile,
         ] {
             shared.client.load_script(sc);
         }
@@ -426,6 +427,11 @@ impl Scheduler for RedisScheduler {
             if let Some(i) = hook.upgrade()
                 && i.st.borrow().opened
             {
+                // A new connection may be to another server (a replica promoted by a
+                // failover): what the old one answered about fingerprints may be lost
+                // with its last writes, so the seen cache starts again.
+                i.st.borrow_mut().seen.clear();
+                i.reconcile_leases();
                 i.want_pop();
             }
         });

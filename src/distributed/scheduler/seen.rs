@@ -7,7 +7,9 @@
 //! when the current one holds half the bound it becomes the previous one and the
 //! oldest is dropped, so the most recent fingerprints are always kept. A fingerprint
 //! is a 128-bit key: the first 32 hex digits of a SHA-1 fingerprint, or two hashes of
-//! another filter's argument (a Bloom filter's probes).
+//! another filter's argument (a Bloom filter's probes). It is emptied on every
+//! reconnection: after a failover the promoted replica may lack the last fingerprints
+//! the old master answered for.
 
 use crate::util::{FxHashSet, fx_hash};
 
@@ -59,6 +61,12 @@ impl SeenCache {
             self.previous = std::mem::take(&mut self.current);
         }
         self.current.insert(key);
+    }
+
+    /// Forgets every fingerprint (after a reconnection: the server may be another one).
+    pub fn clear(&mut self) {
+        self.current.clear();
+        self.previous.clear();
     }
 
     /// How many fingerprints are held.

@@ -1,0 +1,97 @@
+//! Redis Sentinel, the sans-IO part: the configuration of a connection to one sentinel
+//! and what its answer to `SENTINEL get-master-addr-by-name` means. The client asks
+//! the sentinels in turn before every connection (`RedisClient`'s `start_connect`), so
+//! a failover is followed by the next reconnection: the old master's connection is lost
+//! (it died) or its writes are refused with `READONLY` (it came back as a replica), and
+//! the client asks again.
+
+use crate::proto::resp::Value;
+
+use super::config::RedisConfig;
+
+/// The configuration of a connection to the sentinel at `host:port`: the master's
+/// timeouts, the sentinels' password, database 0, few buffered commands, no TLS.
+pub fn sentinel_client_config(master: &RedisConfig, host: &str, port: u16) -> RedisConfig {
+    RedisConfig {
+        host: host.to_owned(),
+        port,
+        tls: None,
+        username: None,
+        password: master.sentinel.as_ref().and_then(|s| s.password.clone()),
+        db: 0,
+        connect_timeout: master.connect_timeout.min(5.0),
+        command_timeout: master.command_timeout.min(5.0),
+        backoff_initial: master.connect_timeout.min(5.0),
+        backoff_max: master.connect_timeout.min(5.0),
+        max_buffered: 4,
+        sentinel: None,
+    }
+}
+
+/// The master's address from a sentinel's reply.
+///
+/// # Errors
+///
+/// The sentinel does not know the master (a nil reply) or answered something else.
+pub fn master_address(reply: &Value) -> Result<(String, u16), String> {
+    match reply {
+        Value::Nil => Err("it does not monitor that master".into()),
+        Value::Array(a) if a.len() == 2 => {
+            let host = a[0]
+                .as_bytes()
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .filter(|h| !h.is_empty());
+            let port = a[1]
+                .as_bytes()
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .and_then(|p| p.parse::<u16>().ok());
+            match (host, port) {
+                (Some(h), Some(p)) => Ok((h.to_owned(), p)),
+                _ => Err(format!("an address that cannot be used: {reply:?}")),
+            }
+        }
+        other => Err(format!("an unexpected reply: {other:?}")),
+    }
+}
+
+/// Whether an error reply says this server must not take writes now: it is a replica
+/// (`READONLY`: a failover demoted it) or a master that lost its replicas
+/// (`NOREPLICAS`, with `min-replicas-to-write`: it may be the old master of a failover
+/// in progress). Either way the client asks the sentinels again and sends the command
+/// once more.
+pub fn is_readonly(message: &str) -> bool {
+    message.starts_with("READONLY")
+        || message.starts_with("NOREPLICAS")
+        || message.contains("READONLY You can't write")
+        || message.contains("NOREPLICAS Not enough good replicas")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn master_addresses() {
+        let ok = Value::Array(vec![
+            Value::Bulk(b"10.0.0.5".to_vec()),
+            Value::Bulk(b"6380".to_vec()),
+        ]);
+        assert_eq!(master_address(&ok), Ok(("10.0.0.5".into(), 6380)));
+        assert!(master_address(&Value::Nil).is_err());
+        let bad = Value::Array(vec![Value::Bulk(b"h".to_vec()), Value::Bulk(b"x".to_vec())]);
+        assert!(master_address(&bad).is_err());
+        assert!(master_address(&Value::Integer(1)).is_err());
+    }
+
+    #[test]
+    fn readonly_errors() {
+        assert!(is_readonly(
+            "READONLY You can't write against a read only replica."
+        ));
+        assert!(is_readonly(
+            "ERR Error running script: @user_script:1: READONLY You can't write against a read only replica."
+        ));
+        assert!(is_readonly("NOREPLICAS Not enough good replicas to write."));
+        assert!(!is_readonly("ERR unknown command"));
+    }
+}
