@@ -163,6 +163,8 @@ fn resp_parser_survives_random_and_mutated_replies() {
         b"\x01*3\r\n$3\r\nfoo\r\n*2\r\n:1\r\n$0\r\n\r\n-ERR x\r\n*-1\r\n",
         b"\x07%1\r\n+k\r\n~2\r\n,1.5\r\n#t\r\n|1\r\n+a\r\n+b\r\n>1\r\n_\r\n=6\r\ntxt:ab\r\n",
         b"\x1f*2\r\n*2\r\n*2\r\n:1\r\n:2\r\n$3\r\nabc\r\n!3\r\nbad\r\n(12345\r\n",
+        // CLUSTER SLOTS and the redirections the cluster client reads.
+        b"\x05*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n$9\r\n127.0.0.1\r\n:7000\r\n$2\r\nid\r\n-MOVED 3999 127.0.0.1:7001\r\n-ASK 1 h:2\r\n",
     ];
     let mut rng = Rng(0xBEEF);
     let mut parsed = 0;

@@ -141,6 +141,7 @@ const TESTING_FILES: &[(&str, u32)] = &[
     ("spiders", 1),
     ("routes", 2),
     ("redis_server", 2),
+    ("redis_cluster", 3),
 ];
 
 /// The files that make up the engine, the downloader, the scraper, the middlewares and

@@ -6,17 +6,16 @@
 mod util;
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
 use trawl::client::redis::{RedisClient, RedisConfig, Value};
-use trawl::crawl::{Item, Output, Response};
 use trawl::defer::Deferred;
 use trawl::reactor::Reactor;
 use trawl::testing::{FixtureServer, RedisServer, RedisServerOptions};
-use util::live::{LiveSpider, crawl_with, get};
+use util::live::{LiveSpider, crawl_with, follow_site, get, page_set};
 
 /// A master, its replica and three sentinels watching it (quorum 2, a master is down
 /// after 1 s without an answer).
@@ -175,31 +174,16 @@ fn a_client_finds_the_master_through_the_sentinels() {
     );
 }
 
-/// The pages fetched, query arguments sorted (as `Site::expected_crawl` lists them).
-fn page_set(paths: &[String]) -> BTreeSet<String> {
-    paths
-        .iter()
-        .map(|p| match p.split_once('?') {
-            Some((path, q)) => {
-                let mut args: Vec<&str> = q.split('&').collect();
-                args.sort_unstable();
-                format!("{path}?{}", args.join("&"))
-            }
-            None => p.clone(),
-        })
-        .collect()
-}
-
-fn follow_site(r: &Response) -> Vec<Output> {
-    let host = r.url().host_str().unwrap_or_default().to_owned();
-    let mut out: Vec<Output> = r
-        .follow_all(r.css("a::attr(href)").getall().iter().map(String::as_str))
-        .into_iter()
-        .filter(|q| q.url().host_str() == Some(host.as_str()))
-        .map(Output::Request)
-        .collect();
-    out.push(Output::Item(Item::new().with("url", r.url().as_str())));
-    out
+/// A crawl through the Redis scheduler, pipeline and stats collector at `url`.
+fn crawl_settings(url: &str) -> Vec<(&'static str, Json)> {
+    vec![
+        ("REDIS_URL", url.into()),
+        ("SCHEDULER", "trawl.RedisScheduler".into()),
+        ("STATS_CLASS", "trawl.RedisStatsCollector".into()),
+        ("ITEM_PIPELINES", json!({"trawl.RedisPipeline": 300})),
+        ("ROBOTSTXT_OBEY", false.into()),
+        ("SCHEDULER_PERSIST", true.into()),
+    ]
 }
 
 #[test]
@@ -221,14 +205,7 @@ fn a_crawl_survives_its_master_killed_and_a_replica_promoted() {
         }
         follow_site(r)
     });
-    let settings: Vec<(&str, Json)> = vec![
-        ("REDIS_URL", url.as_str().into()),
-        ("SCHEDULER", "trawl.RedisScheduler".into()),
-        ("STATS_CLASS", "trawl.RedisStatsCollector".into()),
-        ("ITEM_PIPELINES", json!({"trawl.RedisPipeline": 300})),
-        ("ROBOTSTXT_OBEY", false.into()),
-        ("SCHEDULER_PERSIST", true.into()),
-    ];
+    let settings = crawl_settings(&url);
     let started = Instant::now();
     let (c, seen) = crawl_with(spider, &settings, trawl::distributed::register);
     assert!(master.borrow().is_none(), "the master was never killed");
@@ -293,13 +270,7 @@ fn a_crawl_follows_a_manual_failover_whose_old_master_becomes_a_replica() {
         }
         follow_site(r)
     });
-    let settings: Vec<(&str, Json)> = vec![
-        ("REDIS_URL", g.url("m").into()),
-        ("SCHEDULER", "trawl.RedisScheduler".into()),
-        ("ITEM_PIPELINES", json!({"trawl.RedisPipeline": 300})),
-        ("ROBOTSTXT_OBEY", false.into()),
-        ("SCHEDULER_PERSIST", true.into()),
-    ];
+    let settings = crawl_settings(&g.url("m"));
     let (c, seen) = crawl_with(spider, &settings, trawl::distributed::register);
     assert_eq!(c.stats.get_value("finish_reason"), Some("finished".into()));
     let role = g.replica.call(&["ROLE"]).expect("role");

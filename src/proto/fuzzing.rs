@@ -81,8 +81,9 @@ pub fn decode_content(data: &[u8]) {
 }
 
 /// Feeds `data` to a RESP parser in pieces of the size its first byte encodes, as a
-/// socket would deliver it. Returns how many top-level values it produced, or `None`
-/// on a protocol error.
+/// socket would deliver it, and each value to the cluster parsers (a `CLUSTER SLOTS`
+/// table, a `MOVED`/`ASK` redirection). Returns how many top-level values it produced,
+/// or `None` on a protocol error.
 pub fn parse_resp(data: &[u8]) -> Option<usize> {
     use super::resp::{Limits as RespLimits, Parser};
     let (step, data) = match data.split_first() {
@@ -106,10 +107,15 @@ pub fn parse_resp(data: &[u8]) -> Option<usize> {
             match parser.parse(&buf) {
                 Ok((n, v)) => {
                     buf.drain(..n);
-                    if v.is_some() {
-                        values += 1;
-                    } else {
-                        break;
+                    let Some(v) = v else { break };
+                    values += 1;
+                    // What the cluster client makes of replies: a slot table, a
+                    // redirection.
+                    if let Ok(t) = super::cluster::SlotTable::from_cluster_slots(&v, "seed") {
+                        assert_eq!(t.owner.len(), super::cluster::SLOTS);
+                    }
+                    if let super::resp::Value::Error(e) = &v {
+                        let _ = super::cluster::redirect(e);
                     }
                 }
                 Err(_) => return None,

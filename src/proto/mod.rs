@@ -16,6 +16,7 @@
 //! * [`Headers`]: ordered, multi-valued, case-insensitive header storage shared by
 //!   requests and responses at every layer above.
 
+pub mod cluster;
 pub mod date;
 pub mod decode;
 pub mod ftp;

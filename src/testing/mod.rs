@@ -12,6 +12,7 @@ pub mod fixture;
 pub mod hostile;
 pub mod login;
 pub mod media;
+pub mod redis_cluster;
 pub mod redis_server;
 mod reply;
 mod routes;
@@ -29,6 +30,7 @@ use crate::net::{Protocol, Transport};
 
 pub use crate::reactor::ManualClock;
 pub use fixture::{FixtureOptions, FixtureServer};
+pub use redis_cluster::RedisCluster;
 pub use redis_server::{RedisServer, RedisServerOptions};
 pub use site::{Site, author_slug};
 pub use tempdir::TempDir;

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use serde_json::Value;
 use trawl::crawl::{
-    CallbackResult, Crawler, Output, Priority, Registry, Request, Response, Settings, Spider,
+    CallbackResult, Crawler, Item, Output, Priority, Registry, Request, Response, Settings, Spider,
     run_spider_with,
 };
 use trawl::defer::Failure;
@@ -147,4 +147,34 @@ pub fn crawl_with(
 
 pub fn get(url: &str) -> Request {
     Request::get(url).expect("test URL")
+}
+
+/// Follows every same-host link and yields one item per page.
+pub fn follow_site(r: &Response) -> Vec<Output> {
+    let host = r.url().host_str().unwrap_or_default().to_owned();
+    let mut out: Vec<Output> = r
+        .follow_all(r.css("a::attr(href)").getall().iter().map(String::as_str))
+        .into_iter()
+        .filter(|q| q.url().host_str() == Some(host.as_str()))
+        .map(Output::Request)
+        .collect();
+    out.push(Output::Item(Item::new().with("url", r.url().as_str())));
+    out
+}
+
+/// The pages fetched, query arguments sorted (`?b=2&a=1` and `?a=1&b=2` are one page,
+/// fetched under whichever spelling is found first), as `Site::expected_crawl` lists
+/// them.
+pub fn page_set(paths: &[String]) -> std::collections::BTreeSet<String> {
+    paths
+        .iter()
+        .map(|p| match p.split_once('?') {
+            Some((path, q)) => {
+                let mut args: Vec<&str> = q.split('&').collect();
+                args.sort_unstable();
+                format!("{path}?{}", args.join("&"))
+            }
+            None => p.clone(),
+        })
+        .collect()
 }
