@@ -3,11 +3,36 @@
 //! --cluster create`, on free ports in temp dirs): trawl's hash slots are the server's
 //! (`CLUSTER KEYSLOT`), a real `CLUSTER SLOTS` reply makes a full table of three
 //! masters, and a key sent to the wrong master comes back as a `MOVED` naming the one
-//! the table says.
+//! the table says. The cluster client routes by slot, loads scripts on every master,
+//! and follows `ASK` and `MOVED` through a slot migrated by hand mid-test.
 
-use trawl::client::redis::Value;
+use trawl::client::redis::cluster::RedisCluster as ClusterClient;
+use trawl::client::redis::{RedisConfig, Script, Value};
+use trawl::defer::{Deferred, Failure};
 use trawl::proto::cluster::{Redirect, SlotTable, key_slot, redirect};
+use trawl::reactor::Reactor;
 use trawl::testing::{RedisCluster, RedisServer};
+
+fn run<T: 'static>(reactor: &mut Reactor, d: Deferred<T>) -> Result<T, Failure> {
+    reactor.run_until(&d).expect("the reactor runs");
+    d.take_result().expect("fired")
+}
+
+fn client(reactor: &Reactor, c: &RedisCluster) -> ClusterClient {
+    let config = RedisConfig::from_url(&c.seed_url()).expect("url");
+    ClusterClient::new(&reactor.handle(), config, &[]).expect("client")
+}
+
+fn owner_of(c: &RedisCluster, key: &str) -> RedisServer {
+    let reply = c.nodes[0].call(&["CLUSTER", "SLOTS"]).expect("slots");
+    let table = SlotTable::from_cluster_slots(&reply, "127.0.0.1").expect("table");
+    let node = table.master_of(key_slot(key.as_bytes())).expect("served");
+    RedisServer::attach(node.port)
+}
+
+fn text(v: Value) -> String {
+    String::from_utf8_lossy(v.as_bytes().expect("bulk")).into_owned()
+}
 
 fn cluster() -> RedisCluster {
     RedisCluster::start(3, 1).expect("redis-server and redis-cli are needed for this test")
@@ -75,4 +100,157 @@ fn slots_tables_and_redirections_agree_with_a_real_cluster() {
             "{message}"
         );
     }
+}
+
+#[test]
+fn the_client_routes_by_slot_and_loads_scripts_on_every_master() {
+    let c = cluster();
+    let mut reactor = Reactor::new().expect("reactor");
+    let cl = client(&reactor, &c);
+    let script = Script::new("return redis.call('INCRBY', KEYS[1], ARGV[1])");
+    cl.load_script(&script);
+    for i in 0..60 {
+        let key = format!("key:{i}");
+        let set = cl.command(&["SET", key.as_str(), &i.to_string()]);
+        assert_eq!(
+            run(&mut reactor, set).expect("set"),
+            Value::Simple("OK".into())
+        );
+        let incr = cl.eval(&script, &[key.as_str()], &["100"]);
+        assert_eq!(
+            run(&mut reactor, incr).expect("eval"),
+            Value::Integer(i + 100)
+        );
+        // Stored on the master that owns the slot, read there without a redirection.
+        assert_eq!(
+            text(owner_of(&c, &key).call(&["GET", &key]).expect("get")),
+            (i + 100).to_string()
+        );
+    }
+    assert_eq!(cl.masters().len(), 3);
+    assert_eq!(cl.redirects(), 0);
+    // Every master got some of the 60 keys.
+    for m in cl.masters() {
+        let n = RedisServer::attach(m.port)
+            .call(&["DBSIZE"])
+            .expect("dbsize")
+            .as_int()
+            .expect("int");
+        assert!(n > 0, "master {m} holds no key");
+    }
+}
+
+#[test]
+fn ask_and_moved_are_followed_through_a_slot_migrated_by_hand() {
+    let c = cluster();
+    let mut reactor = Reactor::new().expect("reactor");
+    let cl = client(&reactor, &c);
+    let (k1, k2) = ("{moving}:one", "{moving}:two");
+    let slot = key_slot(k1.as_bytes()).to_string();
+    for (k, v) in [(k1, "1"), (k2, "2")] {
+        let d = cl.command(&["SET", k, v]);
+        run(&mut reactor, d).expect("set");
+    }
+    let from = owner_of(&c, k1);
+    let masters = cl.masters();
+    let to_addr = masters
+        .iter()
+        .find(|m| m.port != from.port())
+        .expect("another master")
+        .clone();
+    let to = RedisServer::attach(to_addr.port);
+    let id = |s: &RedisServer| text(s.call(&["CLUSTER", "MYID"]).expect("myid"));
+    let (from_id, to_id) = (id(&from), id(&to));
+    let ok = |r: Result<Value, String>| assert_eq!(r, Ok(Value::Simple("OK".into())));
+    ok(to.call(&["CLUSTER", "SETSLOT", &slot, "IMPORTING", &from_id]));
+    ok(from.call(&["CLUSTER", "SETSLOT", &slot, "MIGRATING", &to_id]));
+    let port = to_addr.port.to_string();
+    ok(from.call(&["MIGRATE", "127.0.0.1", &port, "", "0", "5000", "KEYS", k1]));
+
+    // One key moved, one not: the old master answers for the second and sends the
+    // client to the new one (ASK) for the first.
+    let d = cl.command(&["GET", k1]);
+    assert_eq!(text(run(&mut reactor, d).expect("get one")), "1");
+    let d = cl.command(&["GET", k2]);
+    assert_eq!(text(run(&mut reactor, d).expect("get two")), "2");
+    assert_eq!(cl.redirects(), 1);
+
+    // The rest moves and the slot is the new master's: MOVED, and the table follows.
+    ok(from.call(&["MIGRATE", "127.0.0.1", &port, "", "0", "5000", "KEYS", k2]));
+    for m in &masters {
+        ok(RedisServer::attach(m.port).call(&["CLUSTER", "SETSLOT", &slot, "NODE", &to_id]));
+    }
+    let d = cl.command(&["GET", k2]);
+    assert_eq!(text(run(&mut reactor, d).expect("get two again")), "2");
+    assert_eq!(cl.redirects(), 2);
+    let d = cl.command(&["SET", k1, "one"]);
+    run(&mut reactor, d).expect("set after the move");
+    assert_eq!(cl.redirects(), 2, "the table was not updated by the MOVED");
+    assert_eq!(text(to.call(&["GET", k1]).expect("get")), "one");
+}
+
+#[test]
+fn a_cluster_that_is_down_is_waited_for() {
+    // No replicas: a dead master takes the cluster down (CLUSTERDOWN everywhere) until
+    // it comes back.
+    let mut c = RedisCluster::start(3, 0).expect("redis-server and redis-cli");
+    let mut reactor = Reactor::new().expect("reactor");
+    let cl = client(&reactor, &c);
+    let d = cl.command(&["SET", "warm", "1"]);
+    run(&mut reactor, d).expect("the table is loaded");
+    let masters = cl.masters();
+    let victim = c
+        .nodes
+        .iter()
+        .position(|n| n.port() == masters[0].port)
+        .expect("a node");
+    let survivor = masters[1].port;
+    // A key on a master that stays up.
+    let key = (0..1000)
+        .map(|i| format!("k{i}"))
+        .find(|k| owner_of(&c, k).port() == survivor)
+        .expect("a key on the survivor");
+    c.nodes[victim].kill();
+    let state = || {
+        RedisServer::attach(survivor)
+            .call(&["CLUSTER", "INFO"])
+            .ok()
+            .and_then(|v| {
+                v.as_bytes()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+            })
+            .unwrap_or_default()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !state().contains("cluster_state:fail") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the cluster never went down"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let waiting = cl.command(&["SET", key.as_str(), "after"]);
+    let tick = Deferred::<()>::new();
+    let t = tick.clone();
+    let _ = reactor.call_later(2.0, move || {
+        let _ = t.callback(());
+    });
+    run(&mut reactor, tick).expect("ticks");
+    assert!(
+        !waiting.has_result(),
+        "a command went through a cluster that is down"
+    );
+    c.nodes[victim].restart().expect("the master restarts");
+    assert_eq!(
+        run(&mut reactor, waiting).expect("set once the cluster is back"),
+        Value::Simple("OK".into())
+    );
+    assert_eq!(
+        text(
+            RedisServer::attach(survivor)
+                .call(&["GET", &key])
+                .expect("get")
+        ),
+        "after"
+    );
 }

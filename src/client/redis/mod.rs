@@ -52,6 +52,7 @@
 //! reconnections (the retried ones go first). The distributed scheduler relies on it:
 //! a lease is acknowledged after the commands that stored the request's outputs.
 
+pub mod cluster;
 mod config;
 mod connection;
 mod sentinel;

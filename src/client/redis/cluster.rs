@@ -1,0 +1,428 @@
+//! [`RedisCluster`]: a Redis Cluster client on the reactor. One [`RedisClient`] per
+//! master (each pipelined, reconnecting, loading the registered scripts), commands
+//! routed by the hash slot of their key through the slot table (`CLUSTER SLOTS` from
+//! the seed or any known master), and the cluster's answers followed:
+//!
+//! * `MOVED slot host:port`: the slot lives there now — the table is updated at once,
+//!   a full refresh is scheduled, and the command goes again to the new master;
+//! * `ASK slot host:port`: a slot in migration — this one command goes there after
+//!   `ASKING`, on the same connection; the table does not change;
+//! * `TRYAGAIN`, `CLUSTERDOWN`, `LOADING`: an outage — sent again after a backoff
+//!   (10 ms doubling to 1 s), with a refresh, for as long as it lasts (as the
+//!   single-server client waits for a server that is down).
+//!
+//! A command redirected [`MAX_ATTEMPTS`] times fails (a redirection loop).
+//!
+//! Ordering holds per master (one connection each), not across masters: what must
+//! happen in order has to live in one slot (a hash tag). Not yet handled: a master
+//! that dies — its client keeps the commands queued until the node answers again; a
+//! failover that promotes its replica is not followed.
+
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+
+use crate::defer::{Deferred, Failure};
+use crate::net::{Connector, ConnectorConfig};
+use crate::proto::cluster::{NodeAddr, Redirect, SlotTable, key_slot, redirect};
+use crate::reactor::ReactorHandle;
+use crate::util::FxHashMap;
+
+use super::{RedisClient, RedisConfig, ReplyError, Script, Value};
+
+/// How many redirections one command follows before it fails.
+pub const MAX_ATTEMPTS: u32 = 16;
+
+/// What to send: a command, or a script with its keys and arguments.
+#[derive(Clone)]
+enum Op {
+    Command(Vec<Vec<u8>>),
+    Eval(Script, Vec<Vec<u8>>, Vec<Vec<u8>>),
+}
+
+struct State {
+    table: Option<SlotTable>,
+    nodes: FxHashMap<NodeAddr, RedisClient>,
+    scripts: Vec<Script>,
+    refreshing: bool,
+    /// Commands waiting for the first slot table.
+    waiting: Vec<(u16, Op, Deferred<Value>)>,
+    redirects: u64,
+}
+
+struct Inner {
+    reactor: ReactorHandle,
+    base: RedisConfig,
+    connector: Connector,
+    seeds: Vec<NodeAddr>,
+    st: RefCell<State>,
+    me: Weak<Inner>,
+}
+
+/// A Redis Cluster client. Cheap to clone; clones share the connections.
+#[derive(Clone)]
+pub struct RedisCluster {
+    inner: Rc<Inner>,
+}
+
+impl std::fmt::Debug for RedisCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisCluster")
+            .field("seeds", &self.inner.seeds)
+            .field("masters", &self.masters())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisCluster {
+    /// A client reaching the cluster through `config`'s node (and `more_seeds`, asked
+    /// in turn when it does not answer); every master's connection uses `config`'s
+    /// credentials, timeouts and TLS.
+    ///
+    /// # Errors
+    ///
+    /// The TLS configuration could not be built.
+    pub fn new(
+        reactor: &ReactorHandle,
+        config: RedisConfig,
+        more_seeds: &[NodeAddr],
+    ) -> Result<Self, Failure> {
+        let mut cc = ConnectorConfig::new()?;
+        cc.connect_timeout = config.connect_timeout;
+        let connector = Connector::new(reactor, cc);
+        let mut seeds = vec![NodeAddr {
+            host: config.host.clone(),
+            port: config.port,
+        }];
+        seeds.extend(more_seeds.iter().cloned());
+        Ok(Self {
+            inner: Rc::new_cyclic(|me| Inner {
+                reactor: reactor.clone(),
+                base: config,
+                connector,
+                seeds,
+                st: RefCell::new(State {
+                    table: None,
+                    nodes: FxHashMap::default(),
+                    scripts: Vec::new(),
+                    refreshing: false,
+                    waiting: Vec::new(),
+                    redirects: 0,
+                }),
+                me: me.clone(),
+            }),
+        })
+    }
+
+    /// Sends `args` to the master of `key`'s slot.
+    pub fn command_for<A: AsRef<[u8]>>(&self, key: &[u8], args: &[A]) -> Deferred<Value> {
+        let op = Op::Command(args.iter().map(|a| a.as_ref().to_vec()).collect());
+        self.inner.submit(key_slot(key), op)
+    }
+
+    /// Sends `args` to the master of its first argument's slot (`GET key`, `HSET key
+    /// ...`).
+    pub fn command<A: AsRef<[u8]>>(&self, args: &[A]) -> Deferred<Value> {
+        let key = args.get(1).map_or(&b""[..], AsRef::as_ref);
+        self.command_for(key, args)
+    }
+
+    /// Runs `script` on the master of its first key's slot (every key must share the
+    /// slot: a hash tag).
+    pub fn eval<K: AsRef<[u8]>, A: AsRef<[u8]>>(
+        &self,
+        script: &Script,
+        keys: &[K],
+        args: &[A],
+    ) -> Deferred<Value> {
+        let slot = keys.first().map_or(0, |k| key_slot(k.as_ref()));
+        let op = Op::Eval(
+            script.clone(),
+            keys.iter().map(|k| k.as_ref().to_vec()).collect(),
+            args.iter().map(|a| a.as_ref().to_vec()).collect(),
+        );
+        self.inner.submit(slot, op)
+    }
+
+    /// Loads `script` on every master's connection, now and on later ones.
+    pub fn load_script(&self, script: &Script) {
+        let nodes: Vec<RedisClient> = {
+            let mut st = self.inner.st.borrow_mut();
+            if st.scripts.iter().any(|s| s.sha() == script.sha()) {
+                return;
+            }
+            st.scripts.push(script.clone());
+            st.nodes.values().cloned().collect()
+        };
+        for n in nodes {
+            n.load_script(script);
+        }
+    }
+
+    /// The masters of the current slot table.
+    pub fn masters(&self) -> Vec<NodeAddr> {
+        self.inner
+            .st
+            .borrow()
+            .table
+            .as_ref()
+            .map(|t| t.masters.clone())
+            .unwrap_or_default()
+    }
+
+    /// How many `MOVED` and `ASK` redirections were followed.
+    pub fn redirects(&self) -> u64 {
+        self.inner.st.borrow().redirects
+    }
+
+    /// Closes every connection; waiting commands fail.
+    pub fn close(&self) {
+        let (nodes, waiting) = {
+            let mut st = self.inner.st.borrow_mut();
+            (
+                st.nodes.drain().map(|(_, c)| c).collect::<Vec<_>>(),
+                std::mem::take(&mut st.waiting),
+            )
+        };
+        for n in nodes {
+            n.close();
+        }
+        for (_, _, d) in waiting {
+            let _ = d.errback(Failure::msg("the cluster client was closed"));
+        }
+    }
+}
+
+impl Inner {
+    fn submit(&self, slot: u16, op: Op) -> Deferred<Value> {
+        let out = Deferred::new();
+        self.route(slot, op, out.clone(), 0, None);
+        out
+    }
+
+    fn route(&self, slot: u16, op: Op, out: Deferred<Value>, attempt: u32, ask: Option<NodeAddr>) {
+        self.send(slot, op, out, attempt, ask, 0);
+    }
+
+    fn route_after(&self, slot: u16, op: Op, out: Deferred<Value>, attempt: u32, waits: u32) {
+        self.send(slot, op, out, attempt, None, waits);
+    }
+
+    /// The connection to `node`, made on first use.
+    fn node(&self, node: &NodeAddr) -> RedisClient {
+        if let Some(c) = self.st.borrow().nodes.get(node) {
+            return c.clone();
+        }
+        let mut config = self.base.clone();
+        config.host.clone_from(&node.host);
+        config.port = node.port;
+        let client = RedisClient::with_connector(&self.reactor, config, &self.connector);
+        let scripts = self.st.borrow().scripts.clone();
+        for s in &scripts {
+            client.load_script(s);
+        }
+        self.st
+            .borrow_mut()
+            .nodes
+            .insert(node.clone(), client.clone());
+        client
+    }
+
+    /// Sends the command to the master of `slot` (or `ask`'s node); `attempt` counts
+    /// redirections, `waits` the backoffs of the current outage.
+    fn send(
+        &self,
+        slot: u16,
+        op: Op,
+        out: Deferred<Value>,
+        attempt: u32,
+        ask: Option<NodeAddr>,
+        waits: u32,
+    ) {
+        let target = match ask.clone() {
+            Some(a) => Some(a),
+            None => {
+                let looked = self
+                    .st
+                    .borrow()
+                    .table
+                    .as_ref()
+                    .map(|t| t.master_of(slot).cloned());
+                match looked {
+                    Some(t) => t,
+                    None => {
+                        self.st.borrow_mut().waiting.push((slot, op, out));
+                        self.refresh();
+                        return;
+                    }
+                }
+            }
+        };
+        let Some(target) = target else {
+            // No master serves the slot (a cluster being set up or broken): ask again.
+            self.refresh();
+            self.retry_later(slot, op, out, attempt, waits + 1);
+            return;
+        };
+        let client = self.node(&target);
+        if ask.is_some() {
+            let _ = client.command(&["ASKING"]).add_errback(|_| Ok(Value::Nil));
+        }
+        let sent = match &op {
+            Op::Command(args) => client.command(args),
+            Op::Eval(script, keys, args) => client.eval(script, keys, args),
+        };
+        let me = self.me.clone();
+        let _ = sent.then(move |r: Result<Value, Failure>| {
+            let Some(i) = me.upgrade() else {
+                let _ = out.resolve(r);
+                return Ok::<(), Failure>(());
+            };
+            let message = r
+                .as_ref()
+                .err()
+                .and_then(|f| f.downcast_ref::<ReplyError>())
+                .map(|e| e.message.clone());
+            let Some(message) = message else {
+                let _ = out.resolve(r);
+                return Ok(());
+            };
+            if attempt + 1 >= MAX_ATTEMPTS {
+                let _ = out.resolve(r);
+                return Ok(());
+            }
+            match redirect(&message) {
+                Some(Redirect::Moved(s, addr)) => {
+                    i.moved(s, &addr);
+                    i.route(slot, op, out, attempt + 1, None);
+                }
+                Some(Redirect::Ask(_, addr)) => {
+                    i.st.borrow_mut().redirects += 1;
+                    i.route(slot, op, out, attempt + 1, Some(addr));
+                }
+                None => match message.split(' ').next().unwrap_or_default() {
+                    "TRYAGAIN" | "CLUSTERDOWN" | "LOADING" => {
+                        i.refresh();
+                        i.retry_later(slot, op, out, attempt, waits + 1);
+                    }
+                    _ => {
+                        let _ = out.resolve(r);
+                    }
+                },
+            }
+            Ok(())
+        });
+    }
+
+    /// Sends the command again after the `waits`th backoff (10 ms doubling to 1 s).
+    fn retry_later(&self, slot: u16, op: Op, out: Deferred<Value>, attempt: u32, waits: u32) {
+        let delay = (0.01 * 2f64.powi(waits.min(7) as i32)).min(1.0);
+        let me = self.me.clone();
+        let _ = self.reactor.call_later(delay, move || {
+            if let Some(i) = me.upgrade() {
+                i.route_after(slot, op, out, attempt, waits);
+            }
+        });
+    }
+
+    /// A `MOVED`: the slot is `addr`'s now; the rest of the table is refreshed.
+    fn moved(&self, slot: u16, addr: &NodeAddr) {
+        {
+            let mut st = self.st.borrow_mut();
+            st.redirects += 1;
+            if let Some(t) = &mut st.table {
+                let idx = match t.masters.iter().position(|m| m == addr) {
+                    Some(i) => i,
+                    None => {
+                        t.masters.push(addr.clone());
+                        t.masters.len() - 1
+                    }
+                };
+                if let Some(o) = t.owner.get_mut(usize::from(slot)) {
+                    *o = idx as u16;
+                }
+            }
+        }
+        self.refresh();
+    }
+
+    /// Asks the known masters, then the seeds, for `CLUSTER SLOTS` (one refresh at a
+    /// time); the commands waiting for a table go when it comes.
+    fn refresh(&self) {
+        let candidates: Vec<NodeAddr> = {
+            let mut st = self.st.borrow_mut();
+            if st.refreshing {
+                return;
+            }
+            st.refreshing = true;
+            let mut c: Vec<NodeAddr> = st
+                .table
+                .as_ref()
+                .map(|t| t.masters.clone())
+                .unwrap_or_default();
+            c.extend(
+                self.seeds
+                    .iter()
+                    .filter(|s| !c.contains(s))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            );
+            c
+        };
+        self.ask_slots(candidates, 0, Vec::new());
+    }
+
+    fn ask_slots(&self, candidates: Vec<NodeAddr>, n: usize, mut errors: Vec<String>) {
+        let Some(node) = candidates.get(n).cloned() else {
+            log::warn!(
+                "Redis Cluster: no node gave the slot table ({}); asking again in 1 s",
+                errors.join("; ")
+            );
+            self.st.borrow_mut().refreshing = false;
+            let me = self.me.clone();
+            let _ = self.reactor.call_later(1.0, move || {
+                if let Some(i) = me.upgrade()
+                    && !i.st.borrow().waiting.is_empty()
+                {
+                    i.refresh();
+                }
+            });
+            return;
+        };
+        let d = self.node(&node).command(&["CLUSTER", "SLOTS"]);
+        let timeout = self.base.command_timeout.clamp(0.1, 5.0);
+        d.add_timeout(timeout, self.reactor.clock());
+        let me = self.me.clone();
+        let _ = d.then(move |r: Result<Value, Failure>| {
+            let Some(i) = me.upgrade() else {
+                return Ok::<(), Failure>(());
+            };
+            let table = match &r {
+                Ok(v) => SlotTable::from_cluster_slots(v, &node.host),
+                Err(f) => Err(f.to_string()),
+            };
+            match table {
+                Ok(t) => {
+                    log::debug!(
+                        "Redis Cluster: {} masters, every slot served: {}",
+                        t.masters.len(),
+                        t.is_complete()
+                    );
+                    let waiting = {
+                        let mut st = i.st.borrow_mut();
+                        st.table = Some(t);
+                        st.refreshing = false;
+                        std::mem::take(&mut st.waiting)
+                    };
+                    for (slot, op, out) in waiting {
+                        i.route(slot, op, out, 0, None);
+                    }
+                }
+                Err(why) => {
+                    errors.push(format!("{node}: {why}"));
+                    i.ask_slots(candidates, n + 1, errors);
+                }
+            }
+            Ok(())
+        });
+    }
+}
