@@ -254,3 +254,53 @@ fn a_cluster_that_is_down_is_waited_for() {
         "after"
     );
 }
+
+#[test]
+fn a_masters_failover_is_followed() {
+    let mut c = cluster();
+    let mut reactor = Reactor::new().expect("reactor");
+    let cl = client(&reactor, &c);
+    let keys: Vec<String> = (0..50).map(|i| format!("fo:{i}")).collect();
+    for k in &keys {
+        let d = cl.command(&["SET", k.as_str(), k.as_str()]);
+        run(&mut reactor, d).expect("set");
+    }
+    let dead_port = owner_of(&c, &keys[0]).port();
+    let survivor = cl
+        .masters()
+        .into_iter()
+        .find(|m| m.port != dead_port)
+        .expect("another master")
+        .port;
+    let victim = c
+        .nodes
+        .iter()
+        .position(|n| n.port() == dead_port)
+        .expect("the master's node");
+    // Let the replicas catch up before the kill: what was acknowledged is there.
+    for n in &c.nodes {
+        let _ = n.call(&["WAIT", "1", "2000"]);
+    }
+    c.nodes[victim].kill();
+    // Sent while the master is dead and before its replica is promoted.
+    let d = cl.command(&["SET", keys[0].as_str(), "after"]);
+    assert_eq!(
+        run(&mut reactor, d).expect("set after the failover"),
+        Value::Simple("OK".into())
+    );
+    // The slot has a new master, and every key written before is read from it.
+    let reply = RedisServer::attach(survivor)
+        .call(&["CLUSTER", "SLOTS"])
+        .expect("slots");
+    let table = SlotTable::from_cluster_slots(&reply, "127.0.0.1").expect("table");
+    let new_owner = table
+        .master_of(key_slot(keys[0].as_bytes()))
+        .expect("served");
+    assert_ne!(new_owner.port, dead_port, "no failover happened");
+    for k in &keys[1..] {
+        let d = cl.command(&["GET", k.as_str()]);
+        assert_eq!(text(run(&mut reactor, d).expect("get")), *k);
+    }
+    let d = cl.command(&["GET", keys[0].as_str()]);
+    assert_eq!(text(run(&mut reactor, d).expect("get")), "after");
+}

@@ -14,9 +14,13 @@
 //! A command redirected [`MAX_ATTEMPTS`] times fails (a redirection loop).
 //!
 //! Ordering holds per master (one connection each), not across masters: what must
-//! happen in order has to live in one slot (a hash tag). Not yet handled: a master
-//! that dies — its client keeps the commands queued until the node answers again; a
-//! failover that promotes its replica is not followed.
+//! happen in order has to live in one slot (a hash tag).
+//!
+//! A master that cannot be reached (its connection lost, or a connection attempt
+//! failed) has its client closed: the commands it held fail inside this client with
+//! `ClientClosed` and go again after a backoff to the master the refreshed table
+//! names — the promoted replica once the cluster has failed over (at least once: a
+//! command that ran on the old master may run again).
 
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
@@ -27,7 +31,7 @@ use crate::proto::cluster::{NodeAddr, Redirect, SlotTable, key_slot, redirect};
 use crate::reactor::ReactorHandle;
 use crate::util::FxHashMap;
 
-use super::{RedisClient, RedisConfig, ReplyError, Script, Value};
+use super::{ClientClosed, RedisClient, RedisConfig, ReplyError, Script, Value};
 
 /// How many redirections one command follows before it fails.
 pub const MAX_ATTEMPTS: u32 = 16;
@@ -47,6 +51,7 @@ struct State {
     /// Commands waiting for the first slot table.
     waiting: Vec<(u16, Op, Deferred<Value>)>,
     redirects: u64,
+    closed: bool,
 }
 
 struct Inner {
@@ -107,6 +112,7 @@ impl RedisCluster {
                     refreshing: false,
                     waiting: Vec::new(),
                     redirects: 0,
+                    closed: false,
                 }),
                 me: me.clone(),
             }),
@@ -178,6 +184,7 @@ impl RedisCluster {
     pub fn close(&self) {
         let (nodes, waiting) = {
             let mut st = self.inner.st.borrow_mut();
+            st.closed = true;
             (
                 st.nodes.drain().map(|(_, c)| c).collect::<Vec<_>>(),
                 std::mem::take(&mut st.waiting),
@@ -216,6 +223,22 @@ impl Inner {
         config.host.clone_from(&node.host);
         config.port = node.port;
         let client = RedisClient::with_connector(&self.reactor, config, &self.connector);
+        // A master that cannot be reached: its client is closed (failing what it
+        // holds with `ClientClosed`, which `send` routes again once the table is
+        // refreshed) and the next command to that address makes a new one.
+        let me = self.me.clone();
+        let addr = node.clone();
+        client.on_down(move || {
+            if let Some(i) = me.upgrade() {
+                let me = i.me.clone();
+                let addr = addr.clone();
+                let _ = i.reactor.call_later(0.0, move || {
+                    if let Some(i) = me.upgrade() {
+                        i.node_down(&addr);
+                    }
+                });
+            }
+        });
         let scripts = self.st.borrow().scripts.clone();
         for s in &scripts {
             client.load_script(s);
@@ -277,6 +300,16 @@ impl Inner {
                 let _ = out.resolve(r);
                 return Ok::<(), Failure>(());
             };
+            if let Err(f) = &r
+                && f.check::<ClientClosed>()
+                && !i.st.borrow().closed
+            {
+                // The master went away with this command: send it again where the
+                // refreshed table says (at least once, as the single-server client's
+                // retries are).
+                i.retry_later(slot, op, out, attempt, waits + 1);
+                return Ok(());
+            }
             let message = r
                 .as_ref()
                 .err()
@@ -322,6 +355,17 @@ impl Inner {
                 i.route_after(slot, op, out, attempt, waits);
             }
         });
+    }
+
+    /// `addr` cannot be reached: its client goes (its commands fail with
+    /// `ClientClosed` and are routed again) and the table is refreshed.
+    fn node_down(&self, addr: &NodeAddr) {
+        let gone = self.st.borrow_mut().nodes.remove(addr);
+        if let Some(c) = gone {
+            log::warn!("Redis Cluster: {addr} is unreachable; asking for the slot table again");
+            self.refresh();
+            c.close();
+        }
     }
 
     /// A `MOVED`: the slot is `addr`'s now; the rest of the table is refreshed.

@@ -156,6 +156,7 @@ pub(crate) struct Inner {
     connect: ConnectFn,
     st: RefCell<State>,
     on_connect: RefCell<Vec<Rc<dyn Fn()>>>,
+    on_down: RefCell<Vec<Rc<dyn Fn()>>>,
     received: Cell<u64>,
     me: Weak<Inner>,
 }
@@ -231,6 +232,7 @@ impl RedisClient {
                     sentinel_order: (0..sentinels).collect(),
                 }),
                 on_connect: RefCell::new(Vec::new()),
+                on_down: RefCell::new(Vec::new()),
                 received: Cell::new(0),
                 me: me.clone(),
             }),
@@ -344,6 +346,13 @@ impl RedisClient {
             Err(f) => crate::defer::fail(f),
             Ok(v) => crate::defer::succeed(v),
         })
+    }
+
+    /// Calls `f` whenever a connection is lost or an attempt to connect fails (the
+    /// client is then waiting to reconnect). The cluster client uses it to send a
+    /// dead master's commands elsewhere.
+    pub fn on_down(&self, f: impl Fn() + 'static) {
+        self.inner.on_down.borrow_mut().push(Rc::new(f));
     }
 
     /// Calls `f` after every successful connection handshake (the first one
@@ -931,6 +940,10 @@ impl Inner {
             }
         });
         self.st.borrow_mut().backoff_timer = Some(timer);
+        let hooks: Vec<Rc<dyn Fn()>> = self.on_down.borrow().clone();
+        for h in hooks {
+            h();
+        }
     }
 
     fn close(&self) {
