@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need on a fresh Debian machine — a
-# `redis-server` binary (the Redis tests start their own servers on free ports in temp
-# dirs) and a Python venv with scrapy-redis 0.9.1 (the interop test runs a real
-# scrapy-redis worker) — then runs `cargo test` with any arguments given.
+# The test command: installs what the tests need on a fresh Debian machine —
+# `redis-server` and `redis-cli` (the Redis tests start their own servers, sentinels
+# and clusters on free ports in temp dirs) and a Python venv with scrapy-redis 0.9.1
+# (the interop test runs a real scrapy-redis worker) — then runs `cargo test` with any
+# arguments given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+# redis-cli builds the test clusters (`redis-cli --cluster create`).
+command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
