@@ -36,7 +36,9 @@ fn count(v: Result<Value, String>) -> usize {
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn wait_until(what: &str, secs: u64, mut ok: impl FnMut() -> bool) {
@@ -308,6 +310,9 @@ fn a_crawl_follows_a_manual_failover_whose_old_master_becomes_a_replica() {
     // the link (asynchronous replication). Without min-replicas-to-write the window is
     // the whole failover (175 of 304 items lost in one measured run); with it, a few.
     let lost = unique.len() as i64 - items;
-    eprintln!("manual failover: {} pages, {items} items ({lost} lost)", unique.len());
+    eprintln!(
+        "manual failover: {} pages, {items} items ({lost} lost)",
+        unique.len()
+    );
     assert!(lost <= 16, "{lost} items lost for {} pages", unique.len());
 }

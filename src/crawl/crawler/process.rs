@@ -230,11 +230,11 @@ impl fmt::Debug for CrawlerRunner {
 /// `CrawlerProcess`).
 ///
 /// ```no_run
-/// # use trawl::crawl::{CrawlerProcess, Settings, Spider};
-/// # fn spider(_name: &str) -> Box<dyn Spider> { unimplemented!() }
+/// # use trawl::crawl::{CrawlerProcess, Settings};
+/// # use trawl::testing::spiders::FixtureSpider;
 /// let mut process = CrawlerProcess::new(Settings::new()).unwrap();
-/// process.crawl(spider("books"));
-/// process.crawl(spider("quotes"));
+/// process.crawl(Box::new(FixtureSpider::new("http://books.example/")));
+/// process.crawl(Box::new(FixtureSpider::new("http://quotes.example/")));
 /// process.start().unwrap(); // both at once; returns when both have closed
 /// ```
 pub struct CrawlerProcess {
