@@ -211,16 +211,7 @@ fn a_cluster_that_is_down_is_waited_for() {
         .find(|k| owner_of(&c, k).port() == survivor)
         .expect("a key on the survivor");
     c.nodes[victim].kill();
-    let state = || {
-        RedisServer::attach(survivor)
-            .call(&["CLUSTER", "INFO"])
-            .ok()
-            .and_then(|v| {
-                v.as_bytes()
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-            })
-            .unwrap_or_default()
-    };
+    let state = || RedisServer::attach(survivor).call_text(&["CLUSTER", "INFO"]);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while !state().contains("cluster_state:fail") {
         assert!(

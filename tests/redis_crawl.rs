@@ -649,8 +649,7 @@ fn redis_fed_spiders_read_lists_sets_and_sorted_sets_in_batches() {
 /// A counter from `INFO <section>` (`calls` of a `cmdstat_<name>` row, or a plain
 /// `name:value` line).
 fn info_count(srv: &RedisServer, section: &str, name: &str) -> i64 {
-    let info = srv.call(&["INFO", section]).expect("info");
-    let text = String::from_utf8_lossy(info.as_bytes().expect("bulk")).into_owned();
+    let text = srv.call_text(&["INFO", section]);
     let cmd = format!("cmdstat_{name}:calls=");
     let plain = format!("{name}:");
     text.lines()

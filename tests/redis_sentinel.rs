@@ -12,10 +12,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value as Json, json};
 use trawl::client::redis::{RedisClient, RedisConfig, Value};
+use trawl::crawl::Crawler;
 use trawl::defer::Deferred;
 use trawl::reactor::Reactor;
 use trawl::testing::{FixtureServer, RedisServer, RedisServerOptions};
-use util::live::{LiveSpider, crawl_with, follow_site, get, page_set};
+use util::live::{LiveSpider, Seen, crawl_with, follow_site, get, page_set};
 
 /// A master, its replica and three sentinels watching it (quorum 2, a master is down
 /// after 1 s without an answer).
@@ -91,13 +92,8 @@ impl Group {
             .collect();
         wait_until("the replica in sync", 20, || {
             replica
-                .call(&["INFO", "replication"])
-                .ok()
-                .and_then(|v| {
-                    v.as_bytes()
-                        .map(|b| String::from_utf8_lossy(b).into_owned())
-                })
-                .is_some_and(|i| i.contains("master_link_status:up"))
+                .call_text(&["INFO", "replication"])
+                .contains("master_link_status:up")
         });
         // Each sentinel must know the other two (to elect a leader) and the replica
         // (to promote it).
@@ -197,6 +193,39 @@ fn crawl_settings(url: &str) -> Vec<(&'static str, Json)> {
     ]
 }
 
+/// What a crawl through a failover left: it finished, the replica is the master now,
+/// every page was fetched and at most 32 twice (what was leased or in flight at the
+/// failover). Returns the pages, the pages fetched twice and the items on the new
+/// master.
+fn after_failover(
+    g: &Group,
+    fixture: &FixtureServer,
+    c: &Crawler,
+    seen: &Seen,
+) -> (usize, usize, i64) {
+    assert_eq!(c.stats.get_value("finish_reason"), Some("finished".into()));
+    let role = g.replica.call(&["ROLE"]).expect("role");
+    assert_eq!(
+        role.as_array()
+            .and_then(|a| a.first())
+            .and_then(Value::as_bytes),
+        Some(&b"master"[..]),
+        "the failover did not happen: {role:?}"
+    );
+    let paths = seen.paths();
+    let unique: HashSet<&String> = paths.iter().collect();
+    assert_eq!(page_set(&paths), fixture.site().expected_crawl().0);
+    let twice = paths.len() - unique.len();
+    assert!(twice <= 32, "{twice} pages fetched twice");
+    let items = g
+        .replica
+        .call(&["LLEN", "live:items"])
+        .expect("llen")
+        .as_int()
+        .expect("an integer");
+    (unique.len(), twice, items)
+}
+
 #[test]
 fn a_crawl_survives_its_master_killed_and_a_replica_promoted() {
     let _serial = serial();
@@ -221,38 +250,12 @@ fn a_crawl_survives_its_master_killed_and_a_replica_promoted() {
     let started = Instant::now();
     let (c, seen) = crawl_with(spider, &settings, trawl::distributed::register);
     assert!(master.borrow().is_none(), "the master was never killed");
-    assert_eq!(c.stats.get_value("finish_reason"), Some("finished".into()));
-    // The replica is the master now, and holds the crawl.
-    let role = g.replica.call(&["ROLE"]).expect("role");
-    assert_eq!(
-        role.as_array()
-            .and_then(|a| a.first())
-            .and_then(Value::as_bytes),
-        Some(&b"master"[..]),
-        "{role:?}"
-    );
-    // Every page, at least once: nothing the old master had acknowledged was lost
-    // (its last writes reached the replica before the kill). Pages fetched twice are
-    // bounded by what was leased or in flight when the master died.
-    let paths = seen.paths();
-    let unique: HashSet<&String> = paths.iter().collect();
-    assert_eq!(page_set(&paths), fixture.site().expected_crawl().0);
-    let twice = paths.len() - unique.len();
-    assert!(twice <= 32, "{twice} pages fetched twice");
-    let items = g
-        .replica
-        .call(&["LLEN", "live:items"])
-        .expect("llen")
-        .as_int()
-        .expect("an integer");
-    assert!(
-        items >= unique.len() as i64,
-        "{items} items for {} pages",
-        unique.len()
-    );
+    let (pages, twice, items) = after_failover(&g, &fixture, &c, &seen);
+    // Nothing the old master had acknowledged was lost: its last writes reached the
+    // replica before the kill.
+    assert!(items >= pages as i64, "{items} items for {pages} pages");
     eprintln!(
-        "failover crawl: {} pages, {twice} fetched twice, {items} items, {:.1} s",
-        unique.len(),
+        "failover crawl: {pages} pages, {twice} fetched twice, {items} items, {:.1} s",
         started.elapsed().as_secs_f64()
     );
 }
@@ -286,33 +289,12 @@ fn a_crawl_follows_a_manual_failover_whose_old_master_becomes_a_replica() {
     });
     let settings = crawl_settings(&g.url("m"));
     let (c, seen) = crawl_with(spider, &settings, trawl::distributed::register);
-    assert_eq!(c.stats.get_value("finish_reason"), Some("finished".into()));
-    let role = g.replica.call(&["ROLE"]).expect("role");
-    assert_eq!(
-        role.as_array()
-            .and_then(|a| a.first())
-            .and_then(Value::as_bytes),
-        Some(&b"master"[..]),
-        "the failover did not happen: {role:?}"
-    );
-    let paths = seen.paths();
-    let unique: HashSet<&String> = paths.iter().collect();
-    assert_eq!(page_set(&paths), fixture.site().expected_crawl().0);
-    assert!(paths.len() - unique.len() <= 32);
-    let items = g
-        .replica
-        .call(&["LLEN", "live:items"])
-        .expect("llen")
-        .as_int()
-        .expect("an integer");
+    let (pages, _, items) = after_failover(&g, &fixture, &c, &seen);
     // Pages are all fetched. Items can still be lost in the instant of the promotion:
     // writes the old master ran just before its replica stopped replicating, still on
     // the link (asynchronous replication). Without min-replicas-to-write the window is
     // the whole failover (175 of 304 items lost in one measured run); with it, a few.
-    let lost = unique.len() as i64 - items;
-    eprintln!(
-        "manual failover: {} pages, {items} items ({lost} lost)",
-        unique.len()
-    );
-    assert!(lost <= 16, "{lost} items lost for {} pages", unique.len());
+    let lost = pages as i64 - items;
+    eprintln!("manual failover: {pages} pages, {items} items ({lost} lost)");
+    assert!(lost <= 16, "{lost} items lost for {pages} pages");
 }

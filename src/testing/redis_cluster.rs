@@ -78,13 +78,8 @@ impl RedisCluster {
         let deadline = Instant::now() + timeout;
         loop {
             let ok = self.nodes.iter().all(|n| {
-                n.call(&["CLUSTER", "INFO"])
-                    .ok()
-                    .and_then(|v| {
-                        v.as_bytes()
-                            .map(|b| String::from_utf8_lossy(b).into_owned())
-                    })
-                    .is_some_and(|i| i.contains("cluster_state:ok"))
+                n.call_text(&["CLUSTER", "INFO"])
+                    .contains("cluster_state:ok")
             });
             if ok {
                 return Ok(());

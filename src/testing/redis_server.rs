@@ -247,6 +247,18 @@ impl RedisServer {
         values.pop().ok_or_else(|| "no reply".into())
     }
 
+    /// A command's bulk reply as text (`INFO replication`, `CLUSTER INFO`); empty when
+    /// the server does not answer with one.
+    pub fn call_text<A: AsRef<[u8]>>(&self, args: &[A]) -> String {
+        self.call(args)
+            .ok()
+            .and_then(|v| {
+                v.as_bytes()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+            })
+            .unwrap_or_default()
+    }
+
     /// The port.
     pub fn port(&self) -> u16 {
         self.port

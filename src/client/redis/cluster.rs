@@ -202,16 +202,8 @@ impl RedisCluster {
 impl Inner {
     fn submit(&self, slot: u16, op: Op) -> Deferred<Value> {
         let out = Deferred::new();
-        self.route(slot, op, out.clone(), 0, None);
+        self.send(slot, op, out.clone(), 0, None, 0);
         out
-    }
-
-    fn route(&self, slot: u16, op: Op, out: Deferred<Value>, attempt: u32, ask: Option<NodeAddr>) {
-        self.send(slot, op, out, attempt, ask, 0);
-    }
-
-    fn route_after(&self, slot: u16, op: Op, out: Deferred<Value>, attempt: u32, waits: u32) {
-        self.send(slot, op, out, attempt, None, waits);
     }
 
     /// The connection to `node`, made on first use.
@@ -226,18 +218,14 @@ impl Inner {
         // A master that cannot be reached: its client is closed (failing what it
         // holds with `ClientClosed`, which `send` routes again once the table is
         // refreshed) and the next command to that address makes a new one.
-        let me = self.me.clone();
-        let addr = node.clone();
+        let (me, addr, reactor) = (self.me.clone(), node.clone(), self.reactor.clone());
         client.on_down(move || {
-            if let Some(i) = me.upgrade() {
-                let me = i.me.clone();
-                let addr = addr.clone();
-                let _ = i.reactor.call_later(0.0, move || {
-                    if let Some(i) = me.upgrade() {
-                        i.node_down(&addr);
-                    }
-                });
-            }
+            let (me, addr) = (me.clone(), addr.clone());
+            let _ = reactor.call_later(0.0, move || {
+                if let Some(i) = me.upgrade() {
+                    i.node_down(&addr);
+                }
+            });
         });
         let scripts = self.st.borrow().scripts.clone();
         for s in &scripts {
@@ -326,11 +314,11 @@ impl Inner {
             match redirect(&message) {
                 Some(Redirect::Moved(s, addr)) => {
                     i.moved(s, &addr);
-                    i.route(slot, op, out, attempt + 1, None);
+                    i.send(slot, op, out, attempt + 1, None, 0);
                 }
                 Some(Redirect::Ask(_, addr)) => {
                     i.st.borrow_mut().redirects += 1;
-                    i.route(slot, op, out, attempt + 1, Some(addr));
+                    i.send(slot, op, out, attempt + 1, Some(addr), 0);
                 }
                 None => match message.split(' ').next().unwrap_or_default() {
                     "TRYAGAIN" | "CLUSTERDOWN" | "LOADING" => {
@@ -352,7 +340,7 @@ impl Inner {
         let me = self.me.clone();
         let _ = self.reactor.call_later(delay, move || {
             if let Some(i) = me.upgrade() {
-                i.route_after(slot, op, out, attempt, waits);
+                i.send(slot, op, out, attempt, None, waits);
             }
         });
     }
@@ -458,7 +446,7 @@ impl Inner {
                         std::mem::take(&mut st.waiting)
                     };
                     for (slot, op, out) in waiting {
-                        i.route(slot, op, out, 0, None);
+                        i.send(slot, op, out, 0, None, 0);
                     }
                 }
                 Err(why) => {

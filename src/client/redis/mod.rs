@@ -765,8 +765,9 @@ impl Inner {
             if st.generation != generation || st.demoted {
                 return;
             }
-            if self.config.sentinel.is_some()
-                && matches!(&v, Value::Error(e) if sentinel::is_readonly(e))
+            if let Value::Error(e) = &v
+                && self.config.sentinel.is_some()
+                && sentinel::is_readonly(e)
             {
                 // A failover made this server a replica: drop the connection; what was
                 // in flight (this command included) goes again to the master the
@@ -774,10 +775,7 @@ impl Inner {
                 st.demoted = true;
                 st.abort_reason = Some(format!(
                     "the server refuses writes ({})",
-                    match &v {
-                        Value::Error(e) => e.split(' ').next().unwrap_or_default(),
-                        _ => "",
-                    }
+                    e.split(' ').next().unwrap_or_default()
                 ));
                 let t = st.conn.as_ref().and_then(|c| c.transport());
                 drop(st);

@@ -159,10 +159,8 @@ impl Inner {
         let mut stored = 0;
         if r.is_ok() {
             let mut st = self.st.borrow_mut();
-            for e in enq.iter().filter(|e| e.args[0] == b"0") {
-                if let Ok(fp) = std::str::from_utf8(&e.args[1]) {
-                    st.seen.insert(super::SeenCache::key(fp));
-                }
+            for key in enq.iter().filter_map(|e| e.seen_key) {
+                st.seen.insert(key);
             }
         }
         for (i, e) in enq.into_iter().enumerate() {

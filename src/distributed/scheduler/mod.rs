@@ -155,6 +155,8 @@ struct Enqueue {
     args: [Vec<u8>; 4],
     url: String,
     answer: Option<Deferred<bool>>,
+    /// The fingerprint's seen-cache key (a request the shared dupefilter checks).
+    seen_key: Option<u128>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -584,6 +586,7 @@ impl Scheduler for RedisScheduler {
         let i = self.inner.clone();
         request.meta_mut().remove(LEASE_META);
         let mut answer = None;
+        let mut seen_key = None;
         let (flag, fp) = if request.dont_filter() {
             ("1", String::new())
         } else {
@@ -591,7 +594,8 @@ impl Scheduler for RedisScheduler {
             match &mut *filter {
                 Filter::Redis(kind, custom) => {
                     let fp = kind.argument(&request, custom.as_deref());
-                    if i.st.borrow().seen.contains(SeenCache::key(&fp)) {
+                    let key = SeenCache::key(&fp);
+                    if i.st.borrow().seen.contains(key) {
                         drop(filter);
                         i.stats.inc("scheduler/redis/dupefilter_cached");
                         i.log_duplicate(request.url().as_str());
@@ -599,6 +603,7 @@ impl Scheduler for RedisScheduler {
                     }
                     let d = Deferred::new();
                     answer = Some(d);
+                    seen_key = Some(key);
                     ("0", fp)
                 }
                 Filter::Local(df) => match df.request_seen(&request) {
@@ -640,6 +645,7 @@ impl Scheduler for RedisScheduler {
                 args: [flag.into(), fp.into_bytes(), score.into_bytes(), payload],
                 url,
                 answer,
+                seen_key,
             });
             st.idle_since = None;
         }
