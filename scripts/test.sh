@@ -33,4 +33,12 @@ if ! "$venv/bin/python" -c 'import scrapy_redis, moto.server, pyftpdlib, PIL' >/
 fi
 export TRAWL_PYTHON="$venv/bin/python"
 
-cargo test "$@"
+# A test that hangs fails the run with a message instead of holding CI until its own
+# limit: the whole `cargo test` (build included) gets TRAWL_TEST_TIMEOUT seconds.
+limit="${TRAWL_TEST_TIMEOUT:-1800}"
+status=0
+timeout --kill-after=30 "$limit" cargo test "$@" || status=$?
+if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+  echo "error: cargo test did not finish within ${limit} s (TRAWL_TEST_TIMEOUT): a test hangs" >&2
+fi
+exit "$status"

@@ -13,7 +13,7 @@ use trawl::client::redis::{
 };
 use trawl::defer::{Deferred, Failure};
 use trawl::reactor::Reactor;
-use trawl::testing::{RedisServer, RedisServerOptions};
+use trawl::testing::{RedisServer, RedisServerOptions, run_within};
 
 fn server() -> RedisServer {
     RedisServer::start().expect("redis-server is needed for this test")
@@ -36,7 +36,7 @@ impl Rig {
     }
 
     fn run<T: 'static>(&mut self, d: Deferred<T>) -> Result<T, Failure> {
-        self.reactor.run_until(&d).expect("the reactor runs");
+        run_within(&mut self.reactor, &d, 60.0, "a command's reply");
         d.take_result().expect("fired")
     }
 

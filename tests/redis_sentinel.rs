@@ -15,7 +15,7 @@ use trawl::client::redis::{RedisClient, RedisConfig, Value};
 use trawl::crawl::Crawler;
 use trawl::defer::Deferred;
 use trawl::reactor::Reactor;
-use trawl::testing::{FixtureServer, RedisServer, RedisServerOptions};
+use trawl::testing::{FixtureServer, RedisServer, RedisServerOptions, run_within};
 use util::live::{LiveSpider, Seen, crawl_with, follow_site, get, page_set};
 
 /// A master, its replica and three sentinels watching it (quorum 2, a master is down
@@ -125,7 +125,7 @@ impl Group {
 }
 
 fn run_until<T: 'static>(reactor: &mut Reactor, d: &Deferred<T>) {
-    reactor.run_until(d).expect("the reactor runs");
+    run_within(reactor, d, 120.0, "the crawl through the sentinels");
 }
 
 #[test]

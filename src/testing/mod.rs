@@ -29,6 +29,7 @@ use crate::defer::{Deferred, Failure};
 use crate::net::{Protocol, Transport};
 
 pub use crate::reactor::ManualClock;
+use crate::reactor::{Fired, Reactor};
 pub use fixture::{FixtureOptions, FixtureServer};
 pub use redis_cluster::RedisCluster;
 pub use redis_server::{RedisServer, RedisServerOptions};
@@ -79,6 +80,35 @@ pub fn assert_no_result<T: 'static>(d: &Deferred<T>) {
         !d.has_result(),
         "expected no result on {d:?}, found a result instead"
     );
+}
+
+/// Runs `reactor` until `event` fires, for at most `secs` seconds of the reactor's
+/// clock: a test that waits on a live server fails with a message naming what it waited
+/// for instead of hanging when the server never answers.
+///
+/// # Panics
+///
+/// If `event` has not fired within `secs`, or the reactor stalls or stops first.
+#[track_caller]
+pub fn run_within<E: Fired>(reactor: &mut Reactor, event: &E, secs: f64, what: &str) {
+    let timed_out = Rc::new(Cell::new(false));
+    let flag = timed_out.clone();
+    let handle = reactor.handle();
+    let timer = reactor.call_later(secs, move || {
+        flag.set(true);
+        handle.stop();
+    });
+    let outcome = reactor.run_until(event);
+    if timer.active() {
+        let _ = timer.cancel();
+    }
+    assert!(
+        !timed_out.get(),
+        "gave up after {secs} s waiting for {what}"
+    );
+    if let Err(e) = outcome {
+        panic!("the reactor ended before {what}: {e:?}");
+    }
 }
 
 /// An in-memory [`Transport`] that records what a protocol does to it: Twisted's

@@ -37,6 +37,10 @@ impl RedisCluster {
                 "nodes.conf",
                 "--cluster-node-timeout",
                 "2000",
+                // A replica's first sync starts at once (the default waits 5 s for
+                // more replicas): a failover needs a replica that has synced.
+                "--repl-diskless-sync-delay",
+                "0",
             ]
             .iter()
             .map(|a| (*a).to_owned())
@@ -66,6 +70,7 @@ impl RedisCluster {
         }
         let cluster = Self { nodes };
         cluster.wait_ok(Duration::from_secs(30))?;
+        cluster.wait_replicas_synced(Duration::from_secs(30))?;
         Ok(cluster)
     }
 
@@ -86,6 +91,33 @@ impl RedisCluster {
             }
             if Instant::now() > deadline {
                 return Err("the cluster did not reach cluster_state:ok".into());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until every running replica's link to its master is up
+    /// (`master_link_status:up`). A replica that never synced refuses to be promoted
+    /// (its data is older than `cluster-replica-validity-factor` allows), so a test
+    /// that kills a master waits for this first.
+    ///
+    /// # Errors
+    ///
+    /// Not within `timeout`.
+    pub fn wait_replicas_synced(&self, timeout: Duration) -> Result<(), String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let synced = self.nodes.iter().all(|n| {
+                let info = n.call_text(&["INFO", "replication"]);
+                info.is_empty()
+                    || info.contains("role:master")
+                    || info.contains("master_link_status:up")
+            });
+            if synced {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err("the cluster's replicas did not finish their first sync".into());
             }
             std::thread::sleep(Duration::from_millis(50));
         }
