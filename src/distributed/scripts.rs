@@ -122,6 +122,58 @@ fixed = fixed + fix_type(q, qtype(mode))
 return {qlen(q, mode), fixed}
 ";
 
+/// `OPEN_CRAWL` (a crawl sharded over a Redis Cluster): KEYS the crawl's meta hash;
+/// ARGV flush (`1`), mode, layout, fingerprinter, shards, explicit (`1` when
+/// `SCHEDULER_SHARDS` was set). Creates the record of the crawl (`created`, `mode`,
+/// `layout`, `fingerprinter`, `shards`) or checks a worker against it: another queue
+/// layout or fingerprinter is refused as `OPEN` refuses them, and an explicit shard
+/// count that is not the recorded one with `TRAWLSHARDS`. Returns the crawl's shard
+/// count (the recorded one when this worker's was a default).
+const OPEN_CRAWL: &str = r"
+local meta = KEYS[1]
+local flush, mode, layout, fpr, shards, explicit = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6]
+if flush == '1' then redis.call('DEL', meta) end
+fix_type(meta, 'hash')
+if redis.call('HEXISTS', meta, 'created') == 0 then
+  redis.call('HSET', meta, 'created', now_ms(), 'mode', mode, 'layout', layout, 'fingerprinter', fpr, 'shards', shards)
+  return shards
+end
+local m = redis.call('HMGET', meta, 'mode', 'layout', 'fingerprinter', 'shards')
+if m[1] ~= mode or m[2] ~= layout then
+  return redis.error_reply('TRAWLLAYOUT the crawl recorded in ' .. meta .. ' holds ' .. tostring(m[2]) .. ' entries in a ' .. tostring(m[1]) .. ' queue; this worker is configured for ' .. layout .. ' entries in a ' .. mode .. ' queue')
+end
+if (m[3] or 'trawl.RequestFingerprinter') ~= fpr then
+  return redis.error_reply('TRAWLFINGERPRINTER the crawl recorded in ' .. meta .. ' fingerprints requests with ' .. tostring(m[3]) .. '; this worker uses ' .. fpr .. ' (REQUEST_FINGERPRINTER_CLASS): its dupefilter would not match')
+end
+local recorded = tonumber(m[4])
+if recorded == nil then
+  return redis.error_reply('TRAWLSHARDS ' .. meta .. ' records no shard count: it was written by a single-server crawl')
+end
+if explicit == '1' and recorded ~= shards then
+  return redis.error_reply('TRAWLSHARDS the crawl recorded in ' .. meta .. ' has ' .. recorded .. ' shards; this worker has SCHEDULER_SHARDS = ' .. shards .. ' (the count is fixed for the life of a crawl: requests are placed by it)')
+end
+return recorded
+";
+
+/// `RENEW`: KEYS workers; ARGV worker, lease ms. Renews the worker's deadline (the
+/// heartbeat of a shard this worker is not popping from now). Returns nothing.
+const RENEW: &str = r"
+redis.call('ZADD', KEYS[1], now_ms() + tonumber(ARGV[2]), ARGV[1])
+return 1
+";
+
+/// `SEED_MARK`: KEYS the crawl's meta hash; ARGV the start key. On a cluster the
+/// start key and the meta hash live on different slots, so seeding is two steps: this
+/// marks the crawl as seeded (`seeded:<start key>`) and says whether this worker
+/// should push (1), then the worker pushes with `SEED` given no meta key. Without a
+/// recorded crawl it always says 1.
+const SEED_MARK: &str = r"
+if redis.call('TYPE', KEYS[1])['ok'] == 'hash' and redis.call('HEXISTS', KEYS[1], 'created') == 1 then
+  return redis.call('HSETNX', KEYS[1], 'seeded:' .. ARGV[1], 1)
+end
+return 1
+";
+
 /// `ENQUEUE`: KEYS queue, dupefilter, meta; ARGV mode, layout, filter (`set`,
 /// `bloom`, `none`), then four per request: `dont_filter` (`1`/`0`), fingerprint
 /// (hex, or `block:bit,...` for a Bloom filter), score, payload. Native entries get a
@@ -427,6 +479,12 @@ return 1
 pub struct Scripts {
     /// See `OPEN`.
     pub open: Script,
+    /// See `OPEN_CRAWL`.
+    pub open_crawl: Script,
+    /// See `SEED_MARK`.
+    pub seed_mark: Script,
+    /// See `RENEW`.
+    pub renew: Script,
     /// See `ENQUEUE`.
     pub enqueue: Script,
     /// See `POP`.
@@ -460,6 +518,9 @@ pub fn scripts() -> std::rc::Rc<Scripts> {
             let with = |body: &str| Script::new(&format!("{PRELUDE}{body}"));
             std::rc::Rc::new(Scripts {
                 open: with(OPEN),
+                open_crawl: with(OPEN_CRAWL),
+                seed_mark: Script::new(SEED_MARK),
+                renew: with(RENEW),
                 enqueue: with(ENQUEUE),
                 pop: with(POP),
                 close: with(CLOSE),

@@ -4,11 +4,13 @@
 
 use std::rc::Rc;
 
-use crate::client::redis::{RedisClient, RedisConfig};
+use crate::client::redis::RedisConfig;
+use crate::client::redis::handle::{RedisHandle, Topology};
 use crate::crawl::context::CrawlContext;
 use crate::crawl::errors::NotConfigured;
 use crate::crawl::settings::{Settings, SettingsError};
 use crate::defer::Failure;
+use crate::proto::cluster::NodeAddr;
 use crate::reactor::ReactorHandle;
 
 /// scrapy-redis's default queue key.
@@ -113,11 +115,12 @@ pub fn redis_config(settings: &Settings) -> Result<RedisConfig, Failure> {
     Ok(config)
 }
 
-/// The crawl's one Redis connection and this process's worker id.
+/// The crawl's one Redis connection (one per master on a cluster) and this
+/// process's worker id.
 #[derive(Debug)]
 pub struct SharedRedis {
-    /// The client.
-    pub client: RedisClient,
+    /// The client: one server, or a cluster (found by asking the server).
+    pub client: RedisHandle,
     /// `host:pid:random`, unique per process and crawl: the owner of leases.
     pub worker_id: String,
 }
@@ -150,11 +153,56 @@ pub fn new_shared(
 ) -> Result<Rc<SharedRedis>, Failure> {
     let config = redis_config(settings)?;
     log::debug!("Redis: {}", config.display());
-    let client = RedisClient::new(reactor, config)?;
+    let seeds = cluster_nodes(settings)?;
+    let client = RedisHandle::new(reactor, config, Topology::Auto, &seeds)?;
     Ok(Rc::new(SharedRedis {
         client,
         worker_id: worker_id(reactor),
     }))
+}
+
+/// `REDIS_CLUSTER_NODES`: more cluster nodes (`host:port` strings, a list or one
+/// comma-separated string) to ask for the slot table, so a worker starts while the
+/// node `REDIS_URL` names is down. Given any, the crawl talks to a cluster.
+///
+/// # Errors
+///
+/// An entry is not `host:port`.
+pub fn cluster_nodes(settings: &Settings) -> Result<Vec<NodeAddr>, Failure> {
+    let entries: Vec<String> = match settings.get("REDIS_CLUSTER_NODES") {
+        None | Some(serde_json::Value::Null) => return Ok(Vec::new()),
+        Some(serde_json::Value::String(s)) => s.split(',').map(str::to_owned).collect(),
+        Some(_) => settings
+            .get_list("REDIS_CLUSTER_NODES")?
+            .into_iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => Ok(s),
+                other => Err(Failure::msg(format!(
+                    "REDIS_CLUSTER_NODES: {other} is not a \"host:port\" string"
+                ))),
+            })
+            .collect::<Result<_, _>>()?,
+    };
+    entries
+        .iter()
+        .map(|e| e.trim())
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            let (host, port) = e
+                .rsplit_once(':')
+                .and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?)))
+                .ok_or_else(|| {
+                    Failure::msg(format!("REDIS_CLUSTER_NODES: {e:?} is not host:port"))
+                })?;
+            Ok(NodeAddr {
+                host: host
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_owned(),
+                port,
+            })
+        })
+        .collect()
 }
 
 fn worker_id(reactor: &ReactorHandle) -> String {

@@ -25,6 +25,7 @@ use serde_json::Value as Json;
 
 use super::shared::{REDIS_START_URLS_KEY, SharedRedis, format_key, setting_str, shared_client};
 use crate::client::redis::Value;
+use crate::client::redis::handle::Topology;
 use crate::crawl::context::CrawlContext;
 use crate::crawl::errors::DontCloseSpider;
 use crate::crawl::request::Request;
@@ -139,16 +140,32 @@ impl Feeder {
     /// Pushes the seed URLs once per crawl (before the first fetch, on the same
     /// connection, so the fetch sees them).
     fn seed(&self, urls: Vec<String>) {
-        let scripts = super::scripts::scripts();
         let meta = format!("{}:meta", self.queue_key);
-        let mut argv: Vec<&str> = vec![self.kind.name()];
-        argv.extend(urls.iter().map(String::as_str));
-        let key = self.key.clone();
-        let _ = self
-            .shared
-            .client
-            .eval(&scripts.seed, &[&self.key, &meta], &argv)
-            .then(move |r| {
+        let (shared, key, kind) = (self.shared.clone(), self.key.clone(), self.kind);
+        let _ = self.shared.client.when_ready().then(move |t| {
+            let scripts = super::scripts::scripts();
+            let mut argv: Vec<&str> = vec![kind.name()];
+            argv.extend(urls.iter().map(String::as_str));
+            let client = &shared.client;
+            let pushed = if t.ok() == Some(Topology::Cluster) {
+                // The start key and the crawl's record live on different slots: mark
+                // the crawl as seeded first, then push (with the start key as its own
+                // "meta", which is never a hash: `SEED` then always pushes).
+                let (handle, key2) = (client.clone(), key.clone());
+                let argv: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
+                client
+                    .eval(&scripts.seed_mark, &[&meta], &[&key])
+                    .then(move |r| match r {
+                        Ok(v) if v.as_int() == Some(1) => {
+                            handle.eval(&scripts.seed, &[&key2, &key2], &argv)
+                        }
+                        Ok(_) => crate::defer::succeed(Value::Integer(0)),
+                        Err(f) => crate::defer::fail(f),
+                    })
+            } else {
+                client.eval(&scripts.seed, &[&key, &meta], &argv)
+            };
+            pushed.then(move |r| {
                 match r {
                     Ok(v) if v.as_int() > Some(0) => {
                         log::info!("Pushed {} start URLs to {key}", v.as_int().unwrap_or(0));
@@ -157,7 +174,8 @@ impl Feeder {
                     Err(f) => log::error!("Cannot push the start URLs to {key}: {f}"),
                 }
                 Ok::<(), Failure>(())
-            });
+            })
+        });
     }
 
     /// Takes a batch of start payloads and schedules their requests.

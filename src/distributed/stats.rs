@@ -17,6 +17,8 @@ use std::rc::{Rc, Weak};
 use serde_json::Value;
 
 use super::shared::{STATS_KEY, SharedRedis, format_key, new_shared, setting_str};
+use crate::client::redis::Value as RedisValue;
+use crate::client::redis::handle::Topology;
 use crate::crawl::crawler::StatsSetup;
 use crate::crawl::errors::NotConfigured;
 use crate::crawl::stats::{MemoryStatsCollector, StatsCollector};
@@ -246,20 +248,40 @@ impl StatsCollector for RedisStatsCollector {
         flushed.then(move |_| {
             let scripts = super::scripts::scripts();
             let persist = if i2.persist { "1" } else { "0" };
-            i2.shared
-                .client
-                .eval(
+            let client = &i2.shared.client;
+            let closed = if client.topology() == Some(Topology::Cluster) {
+                // The stats hash and the workers live on different slots of a cluster:
+                // the last worker out has deleted the crawl's record (`Q:meta`) by now,
+                // and its absence is what deletes the stats.
+                let meta = i2
+                    .workers_key
+                    .strip_suffix(":workers")
+                    .map(|q| format!("{q}:meta"))
+                    .unwrap_or_default();
+                let (handle, key, keep) = (client.clone(), i2.key.clone(), i2.persist);
+                client
+                    .command(&["EXISTS", meta.as_str()])
+                    .then(move |r| match r {
+                        Ok(v) if !keep && v.as_int() == Some(0) => {
+                            handle.command(&["DEL", key.as_str()])
+                        }
+                        Ok(_) => crate::defer::succeed(RedisValue::Integer(0)),
+                        Err(f) => crate::defer::fail(f),
+                    })
+            } else {
+                client.eval(
                     &scripts.stats_close,
                     &[i2.key.as_bytes(), i2.workers_key.as_bytes()],
                     &[persist.as_bytes()],
                 )
-                .then(move |r| {
-                    if let Err(f) = r {
-                        log::error!("Cannot close the Redis stats: {f}");
-                    }
-                    i2.shared.client.close();
-                    Ok::<(), Failure>(())
-                })
+            };
+            closed.then(move |r| {
+                if let Err(f) = r {
+                    log::error!("Cannot close the Redis stats: {f}");
+                }
+                i2.shared.client.close();
+                Ok::<(), Failure>(())
+            })
         })
     }
 }

@@ -296,6 +296,11 @@ impl RedisServer {
         self.spawn()
     }
 
+    /// The server's process id, when it was started here and runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Whether the process is running.
     pub fn is_running(&mut self) -> bool {
         self.child

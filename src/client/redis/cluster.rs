@@ -23,6 +23,7 @@
 //! command that ran on the old master may run again).
 
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::rc::{Rc, Weak};
 
 use crate::defer::{Deferred, Failure};
@@ -31,7 +32,7 @@ use crate::proto::cluster::{NodeAddr, Redirect, SlotTable, key_slot, redirect};
 use crate::reactor::ReactorHandle;
 use crate::util::FxHashMap;
 
-use super::{ClientClosed, RedisClient, RedisConfig, ReplyError, Script, Value};
+use super::{ClientClosed, RedisClient, RedisConfig, RedisCounters, ReplyError, Script, Value};
 
 /// How many redirections one command follows before it fails.
 pub const MAX_ATTEMPTS: u32 = 16;
@@ -52,6 +53,15 @@ struct State {
     waiting: Vec<(u16, Op, Deferred<Value>)>,
     redirects: u64,
     closed: bool,
+    /// `on_connect` hooks, given to every master's client.
+    hooks: Vec<Rc<dyn Fn()>>,
+    /// Commands submitted and not yet answered, by submission number.
+    outstanding: BTreeSet<u64>,
+    next_op: u64,
+    /// Barriers: each fires once every command submitted before it is answered.
+    barriers: Vec<(u64, Deferred<()>)>,
+    /// The counters of clients closed (masters that went away).
+    retired: RedisCounters,
 }
 
 struct Inner {
@@ -113,6 +123,11 @@ impl RedisCluster {
                     waiting: Vec::new(),
                     redirects: 0,
                     closed: false,
+                    hooks: Vec::new(),
+                    outstanding: BTreeSet::new(),
+                    next_op: 0,
+                    barriers: Vec::new(),
+                    retired: RedisCounters::default(),
                 }),
                 me: me.clone(),
             }),
@@ -175,6 +190,51 @@ impl RedisCluster {
             .unwrap_or_default()
     }
 
+    /// Calls `f` after every connection handshake to any master (the first ones
+    /// included, and those to a replica promoted by a failover).
+    pub fn on_connect(&self, f: impl Fn() + 'static) {
+        let hook: Rc<dyn Fn()> = Rc::new(f);
+        let nodes: Vec<RedisClient> = {
+            let mut st = self.inner.st.borrow_mut();
+            st.hooks.push(hook.clone());
+            st.nodes.values().cloned().collect()
+        };
+        for n in nodes {
+            let h = hook.clone();
+            n.on_connect(move || h());
+        }
+    }
+
+    /// A Deferred that fires once every command submitted before it has its answer
+    /// (whatever it was). Ordering holds only per master: what must follow writes on
+    /// other masters waits for this.
+    pub fn barrier(&self) -> Deferred<()> {
+        let d = Deferred::new();
+        let mut st = self.inner.st.borrow_mut();
+        match st.outstanding.last() {
+            None => {
+                drop(st);
+                let _ = d.callback(());
+            }
+            Some(_) => {
+                let mark = st.next_op;
+                st.barriers.push((mark, d.clone()));
+            }
+        }
+        d
+    }
+
+    /// The counters of every master's connection, summed (those of masters that went
+    /// away included).
+    pub fn counters(&self) -> RedisCounters {
+        let st = self.inner.st.borrow();
+        let mut sum = st.retired;
+        for c in st.nodes.values() {
+            add_counters(&mut sum, &c.counters());
+        }
+        sum
+    }
+
     /// How many `MOVED` and `ASK` redirections were followed.
     pub fn redirects(&self) -> u64 {
         self.inner.st.borrow().redirects
@@ -199,11 +259,53 @@ impl RedisCluster {
     }
 }
 
+fn add_counters(sum: &mut RedisCounters, c: &RedisCounters) {
+    sum.commands += c.commands;
+    sum.round_trips += c.round_trips;
+    sum.replies += c.replies;
+    sum.bytes_sent += c.bytes_sent;
+    sum.bytes_received += c.bytes_received;
+    sum.connects += c.connects;
+}
+
 impl Inner {
     fn submit(&self, slot: u16, op: Op) -> Deferred<Value> {
         let out = Deferred::new();
-        self.send(slot, op, out.clone(), 0, None, 0);
+        let inner = Deferred::new();
+        let id = {
+            let mut st = self.st.borrow_mut();
+            let id = st.next_op;
+            st.next_op += 1;
+            st.outstanding.insert(id);
+            id
+        };
+        let (me, result) = (self.me.clone(), out.clone());
+        let _ = inner.clone().then(move |r: Result<Value, Failure>| {
+            if let Some(i) = me.upgrade() {
+                i.answered(id);
+            }
+            let _ = result.resolve(r);
+            Ok::<(), Failure>(())
+        });
+        self.send(slot, op, inner, 0, None, 0);
         out
+    }
+
+    /// Command `id` has its answer: the barriers it held back fire.
+    fn answered(&self, id: u64) {
+        let ready: Vec<Deferred<()>> = {
+            let mut st = self.st.borrow_mut();
+            st.outstanding.remove(&id);
+            let low = st.outstanding.first().copied().unwrap_or(u64::MAX);
+            let (ready, held): (Vec<_>, Vec<_>) = std::mem::take(&mut st.barriers)
+                .into_iter()
+                .partition(|(mark, _)| *mark <= low);
+            st.barriers = held;
+            ready.into_iter().map(|(_, d)| d).collect()
+        };
+        for d in ready {
+            let _ = d.callback(());
+        }
     }
 
     /// The connection to `node`, made on first use.
@@ -227,9 +329,15 @@ impl Inner {
                 }
             });
         });
-        let scripts = self.st.borrow().scripts.clone();
+        let (scripts, hooks) = {
+            let st = self.st.borrow();
+            (st.scripts.clone(), st.hooks.clone())
+        };
         for s in &scripts {
             client.load_script(s);
+        }
+        for h in hooks {
+            client.on_connect(move || h());
         }
         self.st
             .borrow_mut()
@@ -350,6 +458,7 @@ impl Inner {
     fn node_down(&self, addr: &NodeAddr) {
         let gone = self.st.borrow_mut().nodes.remove(addr);
         if let Some(c) = gone {
+            add_counters(&mut self.st.borrow_mut().retired, &c.counters());
             log::warn!("Redis Cluster: {addr} is unreachable; asking for the slot table again");
             self.refresh();
             c.close();

@@ -55,6 +55,7 @@
 pub mod cluster;
 mod config;
 mod connection;
+pub mod handle;
 mod sentinel;
 mod types;
 

@@ -3,8 +3,12 @@
 //! mean (leases, re-queued work, bad entries, the idle state, a lost database), the
 //! poll timer and the heartbeat.
 
+use std::rc::Rc;
+
+use super::shards::Keys;
 use super::{
     Enqueue, Filter, Inner, LEASE_META, Layout, POLL_MAX, POLL_MIN, Remote, client, sha1_hex,
+    shard_of,
 };
 use crate::client::redis::Value;
 use crate::defer::Failure;
@@ -57,6 +61,10 @@ impl Inner {
     pub(super) fn flush(&self) {
         let (enq, acks, bad, pop, seq) = {
             let mut st = self.st.borrow_mut();
+            if !st.opened {
+                // The shards are known once open: everything waits for it.
+                return;
+            }
             st.flush_seq += 1;
             let seq = st.flush_seq;
             let enq = std::mem::take(&mut st.enq);
@@ -76,13 +84,20 @@ impl Inner {
         if !enq.is_empty() {
             self.send_enqueues(enq);
         }
-        if !bad.is_empty() {
-            let mut rpush: Vec<&[u8]> = vec![b"RPUSH", self.keys.bad.as_bytes()];
-            rpush.extend(bad.iter().map(|(_, m)| m.as_slice()));
-            let _ = client(self).command(&rpush).add_errback(|f| {
-                log::error!("Cannot move bad entries to the :bad list: {f}");
-                Ok(Value::Nil)
-            });
+        let shards = self.shards.borrow().clone();
+        for (k, keys) in shards.iter().enumerate() {
+            let mut rpush: Vec<&[u8]> = vec![b"RPUSH", keys.bad.as_bytes()];
+            rpush.extend(
+                bad.iter()
+                    .filter(|((s, _), _)| *s == k)
+                    .map(|(_, m)| m.as_slice()),
+            );
+            if rpush.len() > 2 {
+                let _ = client(self).command(&rpush).add_errback(|f| {
+                    log::error!("Cannot move bad entries to the :bad list: {f}");
+                    Ok(Value::Nil)
+                });
+            }
         }
         // A request is acknowledged once the items it produced are with the OS: a
         // worker killed after the acknowledgement has lost nothing it acknowledged. If a
@@ -100,12 +115,16 @@ impl Inner {
             acks
         };
         if !acks.is_empty() || !bad.is_empty() {
-            let mut hdel: Vec<&[u8]> = vec![b"HDEL", self.keys.mine.as_bytes()];
-            hdel.extend(acks.iter().map(String::as_bytes));
-            hdel.extend(bad.iter().map(|(f, _)| f.as_bytes()));
-            let _ = client(self).command(&hdel).add_errback(|f| {
-                log::error!("Cannot acknowledge leases: {f}");
-                Ok(Value::Nil)
+            let mut done: Vec<(usize, String)> = acks;
+            done.extend(bad.into_iter().map(|(lease, _)| lease));
+            // One server runs commands in the order of its one connection, so the
+            // acknowledgements go now, behind the writes of this turn. A cluster's
+            // masters answer independently: they wait until every write issued before
+            // (the outputs' enqueues and items, on other masters) is answered.
+            let handle = client(self).clone();
+            let _ = client(self).barrier().then(move |_| {
+                ack(&handle, &shards, &done);
+                Ok::<(), Failure>(())
             });
         }
         if let Some(n) = pop {
@@ -113,8 +132,33 @@ impl Inner {
         }
     }
 
+    /// One `ENQUEUE` per shard that has requests (the only one on a single server):
+    /// a request's shard comes from its fingerprint (its URL without one).
     pub(super) fn send_enqueues(&self, enq: Vec<Enqueue>) {
+        let shards = self.shards.borrow().clone();
+        if shards.len() == 1 {
+            self.send_enqueue(&shards, 0, enq);
+            return;
+        }
+        let mut groups: Vec<Vec<Enqueue>> = (0..shards.len()).map(|_| Vec::new()).collect();
+        for e in enq {
+            let key = if e.args[1].is_empty() {
+                e.url.as_bytes()
+            } else {
+                e.args[1].as_slice()
+            };
+            groups[shard_of(key, shards.len())].push(e);
+        }
+        for (k, g) in groups.into_iter().enumerate() {
+            if !g.is_empty() {
+                self.send_enqueue(&shards, k, g);
+            }
+        }
+    }
+
+    fn send_enqueue(&self, shards: &Rc<Vec<Keys>>, k: usize, enq: Vec<Enqueue>) {
         let scripts = crate::distributed::scripts::scripts();
+        let keys = &shards[k];
         let mut argv: Vec<&[u8]> = Vec::with_capacity(3 + enq.len() * 4);
         argv.push(self.config.mode.script_name().as_bytes());
         argv.push(self.config.layout.script_name().as_bytes());
@@ -124,19 +168,20 @@ impl Inner {
         }
         let d = client(self).eval(
             &scripts.enqueue,
-            &[&self.keys.queue, &self.keys.dupefilter, &self.keys.meta],
+            &[&keys.queue, &keys.dupefilter, &keys.meta],
             &argv,
         );
         let me = self.me.clone();
+        let queue = keys.queue.clone();
         let _ = d.then(move |r| {
             if let Some(i) = me.upgrade() {
-                i.enqueued(enq, r);
+                i.enqueued(&queue, enq, r);
             }
             Ok::<(), Failure>(())
         });
     }
 
-    pub(super) fn enqueued(&self, enq: Vec<Enqueue>, r: Result<Value, Failure>) {
+    pub(super) fn enqueued(&self, queue: &str, enq: Vec<Enqueue>, r: Result<Value, Failure>) {
         let results: Vec<i64> = match &r {
             Ok(v) => v
                 .as_array()
@@ -144,9 +189,8 @@ impl Inner {
                 .unwrap_or_default(),
             Err(f) => {
                 log::error!(
-                    "Redis could not store {} requests in {}: {f}",
-                    enq.len(),
-                    self.keys.queue
+                    "Redis could not store {} requests in {queue}: {f}",
+                    enq.len()
                 );
                 self.stats
                     .inc_value("scheduler/redis/enqueue_errors", enq.len() as i64);
@@ -154,7 +198,7 @@ impl Inner {
             }
         };
         if results.first().copied().unwrap_or(0) > 0 {
-            self.wrong_type(&self.keys.queue);
+            self.wrong_type(queue);
         }
         let mut stored = 0;
         if r.is_ok() {
@@ -196,51 +240,54 @@ impl Inner {
         self.stats.inc("scheduler/redis/wrong_type_keys");
     }
 
+    /// Pops from the next shard in turn (the one queue of a single server).
     pub(super) fn send_pop(&self, n: usize, seq: u64) {
         let scripts = crate::distributed::scripts::scripts();
+        let shards = self.shards.borrow().clone();
+        let shard = {
+            let mut st = self.st.borrow_mut();
+            let k = st.next_shard % shards.len();
+            st.next_shard = (k + 1) % shards.len();
+            k
+        };
+        let keys = &shards[shard];
         let count = n.to_string();
         let lease = self.config.lease_ms.to_string();
         let token = seq.to_string();
         let d = client(self).eval(
             &scripts.pop,
-            &[
-                &self.keys.queue,
-                &self.keys.workers,
-                &self.keys.mine,
-                &self.keys.meta,
-            ],
+            &[&keys.queue, &keys.workers, &keys.mine, &keys.meta],
             &[
                 self.config.mode.script_name(),
                 &count,
                 &self.shared.worker_id,
                 &lease,
-                &self.keys.lease_prefix,
+                &keys.lease_prefix,
                 &token,
             ],
         );
         let me = self.me.clone();
         let _ = d.then(move |r| {
             if let Some(i) = me.upgrade() {
-                i.popped(seq, r);
+                i.popped(seq, shard, r);
             }
             Ok::<(), Failure>(())
         });
     }
 
-    pub(super) fn popped(&self, seq: u64, r: Result<Value, Failure>) {
+    pub(super) fn popped(&self, seq: u64, shard: usize, r: Result<Value, Failure>) {
         self.st.borrow_mut().pop_inflight = false;
+        let shards = self.shards.borrow().clone();
+        let keys = &shards[shard];
         let values = match r {
             Ok(Value::Array(a)) => a,
             Ok(other) => {
-                log::error!(
-                    "Unexpected reply to a pop from {}: {other:?}",
-                    self.keys.queue
-                );
+                log::error!("Unexpected reply to a pop from {}: {other:?}", keys.queue);
                 self.poll_later();
                 return;
             }
             Err(f) => {
-                log::warn!("Cannot pop from {}: {f}", self.keys.queue);
+                log::warn!("Cannot pop from {}: {f}", keys.queue);
                 self.poll_later();
                 return;
             }
@@ -254,7 +301,7 @@ impl Inner {
         log::debug!(
             "Popped {} entries from {} (queue {qlen}, leased {leased}, re-queued {requeued})",
             values.len().saturating_sub(4),
-            self.keys.queue
+            keys.queue
         );
         if requeued > 0 {
             log::info!(
@@ -264,7 +311,7 @@ impl Inner {
             self.stats.inc_value("scheduler/redis/requeued", requeued);
         }
         if fixed > 0 {
-            self.wrong_type(&self.keys.queue);
+            self.wrong_type(&keys.queue);
         }
         let mut got = 0;
         let mut bad = 0;
@@ -280,7 +327,7 @@ impl Inner {
                 match decoded {
                     Ok(mut req) => {
                         req.meta_mut().remove(LEASE_META);
-                        st.buffer.push_back((req, field));
+                        st.buffer.push_back((req, (shard, field)));
                         got += 1;
                     }
                     Err(e) => {
@@ -288,17 +335,26 @@ impl Inner {
                             String::from_utf8_lossy(&member[..member.len().min(80)]).into_owned();
                         log::error!(
                             "Undecodable entry in {} ({e}): {shown:?}; moved to {}",
-                            self.keys.queue,
-                            self.keys.bad
+                            keys.queue,
+                            keys.bad
                         );
-                        st.bad.push((field, member));
+                        st.bad.push(((shard, field), member));
                         bad += 1;
                     }
                 }
             }
-            st.remote = Some(Remote { seq, qlen, leased });
-            let trusted = seq >= st.mutation_seq && st.enq.is_empty() && st.acks.is_empty();
-            if trusted && st.buffer.is_empty() && qlen == 0 && leased == 0 {
+            if let Some(r) = st.remote.get_mut(shard) {
+                *r = Some(Remote { seq, qlen, leased });
+            }
+            // Idle once a pop issued after this worker's last write found every shard
+            // empty with nothing leased.
+            let mutation = st.mutation_seq;
+            let all_idle = st
+                .remote
+                .iter()
+                .all(|r| r.is_some_and(|r| r.seq >= mutation && r.qlen == 0 && r.leased == 0));
+            let trusted = st.enq.is_empty() && st.acks.is_empty();
+            if trusted && st.buffer.is_empty() && all_idle {
                 let now = self.reactor.seconds();
                 st.idle_since.get_or_insert(now);
             } else {
@@ -306,6 +362,9 @@ impl Inner {
             }
             if got > 0 {
                 st.poll_delay = POLL_MIN;
+                st.empty_streak = 0;
+            } else {
+                st.empty_streak += 1;
             }
         }
         if bad > 0 {
@@ -314,9 +373,10 @@ impl Inner {
         }
         if got == 0 {
             let low = self.st.borrow().buffer.len() < self.config.prefetch;
-            if qlen > 0 && low {
+            let streak = self.st.borrow().empty_streak;
+            if (qlen > 0 || streak < shards.len()) && low {
                 // Entries are there (the pop was a heartbeat, or another worker won
-                // the race): ask again at once.
+                // the race), or another shard may have some: ask again at once.
                 self.want_pop();
             } else {
                 self.poll_later();
@@ -371,11 +431,35 @@ impl Inner {
                 i.st.borrow_mut().heartbeat = None;
                 if !i.st.borrow().closing {
                     i.want_pop();
+                    i.renew_shards();
                     i.start_heartbeat();
                 }
             }
         });
         self.st.borrow_mut().heartbeat = Some(t);
+    }
+
+    /// Renews this worker's deadline in every shard (`RENEW`; only a cluster has
+    /// more than the one the next pop renews): it may hold leases from any of them.
+    fn renew_shards(&self) {
+        let shards = self.shards.borrow().clone();
+        if shards.len() < 2 {
+            return;
+        }
+        let scripts = crate::distributed::scripts::scripts();
+        let lease = self.config.lease_ms.to_string();
+        for k in shards.iter() {
+            let _ = client(self)
+                .eval(
+                    &scripts.renew,
+                    &[&k.workers],
+                    &[&self.shared.worker_id, &lease],
+                )
+                .add_errback(|f| {
+                    log::warn!("Cannot renew this worker's leases: {f}");
+                    Ok(Value::Nil)
+                });
+        }
     }
 
     pub(super) fn is_idle_remote(&self) -> bool {
@@ -386,10 +470,12 @@ impl Inner {
         if st.lost {
             return true;
         }
-        match (st.remote, st.idle_since) {
-            (Some(r), Some(since)) if r.seq >= st.mutation_seq => {
-                self.reactor.seconds() - since >= self.config.idle_before_close
-            }
+        let fresh = st
+            .remote
+            .iter()
+            .all(|r| r.is_some_and(|r| r.seq >= st.mutation_seq));
+        match st.idle_since {
+            Some(since) if fresh => self.reactor.seconds() - since >= self.config.idle_before_close,
             _ => false,
         }
     }
@@ -399,33 +485,59 @@ impl Inner {
     /// lost in a failover would otherwise leave a lease nobody finishes while this
     /// worker lives, and the crawl would never look idle.
     pub(super) fn reconcile_leases(&self) {
-        let held: Vec<String> = {
+        let shards = self.shards.borrow().clone();
+        let mut held: Vec<Vec<String>> = vec![Vec::new(); shards.len()];
+        {
             let st = self.st.borrow();
-            st.leases
-                .values()
-                .cloned()
-                .chain(st.buffer.iter().map(|(_, f)| f.clone()))
-                .collect()
-        };
-        let scripts = crate::distributed::scripts::scripts();
-        let stats = self.stats.clone();
-        let _ = client(self)
-            .eval(&scripts.reconcile, &[&self.keys.mine], &held)
-            .then(move |r| {
-                match r {
-                    Ok(v) => {
-                        let n = v.as_int().unwrap_or(0);
-                        if n > 0 {
-                            log::info!(
-                                "Removed {n} leases this worker had finished but the server \
-                                 still held (acknowledgements lost in a failover)"
-                            );
-                            stats.inc_value("scheduler/redis/leases_reconciled", n);
-                        }
-                    }
-                    Err(f) => log::warn!("Cannot reconcile this worker's leases: {f}"),
+            for (k, f) in st.leases.values().chain(st.buffer.iter().map(|(_, l)| l)) {
+                if let Some(h) = held.get_mut(*k) {
+                    h.push(f.clone());
                 }
-                Ok::<(), Failure>(())
+            }
+        }
+        let scripts = crate::distributed::scripts::scripts();
+        for (keys, held) in shards.iter().zip(held) {
+            let stats = self.stats.clone();
+            let _ = client(self)
+                .eval(&scripts.reconcile, &[&keys.mine], &held)
+                .then(move |r| {
+                    match r {
+                        Ok(v) => {
+                            let n = v.as_int().unwrap_or(0);
+                            if n > 0 {
+                                log::info!(
+                                    "Removed {n} leases this worker had finished but the \
+                                     server still held (acknowledgements lost in a failover)"
+                                );
+                                stats.inc_value("scheduler/redis/leases_reconciled", n);
+                            }
+                        }
+                        Err(f) => log::warn!("Cannot reconcile this worker's leases: {f}"),
+                    }
+                    Ok::<(), Failure>(())
+                });
+        }
+    }
+}
+
+/// `HDEL`s the finished leases from this worker's lease hash in each shard.
+fn ack(
+    handle: &crate::client::redis::handle::RedisHandle,
+    shards: &[Keys],
+    done: &[(usize, String)],
+) {
+    for (k, keys) in shards.iter().enumerate() {
+        let mut hdel: Vec<&[u8]> = vec![b"HDEL", keys.mine.as_bytes()];
+        hdel.extend(
+            done.iter()
+                .filter(|(s, _)| *s == k)
+                .map(|(_, f)| f.as_bytes()),
+        );
+        if hdel.len() > 2 {
+            let _ = handle.command(&hdel).add_errback(|f| {
+                log::error!("Cannot acknowledge leases: {f}");
+                Ok(Value::Nil)
             });
+        }
     }
 }

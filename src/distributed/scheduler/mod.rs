@@ -35,9 +35,13 @@
 //! back without the crawl's keys, the spider closes with `redis_data_lost`.
 
 mod io;
+mod open;
 mod seen;
+mod shards;
 
 pub use seen::{DEFAULT_CACHE as DEFAULT_DUPEFILTER_CACHE, SeenCache};
+use shards::Keys;
+pub use shards::{MAX_SHARDS, shard_of, tag as shard_tag};
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -45,7 +49,7 @@ use std::rc::{Rc, Weak};
 
 use sha1::{Digest, Sha1};
 
-use crate::client::redis::{RedisClient, ReplyError, Value};
+use crate::client::redis::handle::RedisHandle;
 use crate::crawl::context::CrawlContext;
 use crate::crawl::dupefilter::{DupeFilter, Seen};
 use crate::crawl::errors::NotConfigured;
@@ -128,18 +132,6 @@ impl Layout {
     }
 }
 
-/// The keys.
-#[derive(Debug, Clone)]
-struct Keys {
-    queue: String,
-    meta: String,
-    workers: String,
-    lease_prefix: String,
-    mine: String,
-    bad: String,
-    dupefilter: String,
-}
-
 /// How duplicates are filtered.
 enum Filter {
     /// Inside the enqueue script.
@@ -152,6 +144,7 @@ enum Filter {
 }
 
 struct Enqueue {
+    /// `dont_filter`, fingerprint, score, payload: the script's four arguments.
     args: [Vec<u8>; 4],
     url: String,
     answer: Option<Deferred<bool>>,
@@ -166,20 +159,28 @@ struct Remote {
     leased: i64,
 }
 
+/// A popped entry's shard and lease field.
+type Lease = (usize, String);
+
 #[derive(Default)]
 struct State {
-    buffer: VecDeque<(Request, String)>,
-    leases: FxHashMap<u64, String>,
+    buffer: VecDeque<(Request, Lease)>,
+    leases: FxHashMap<u64, Lease>,
     next_lease: u64,
     enq: Vec<Enqueue>,
-    acks: Vec<String>,
-    bad: Vec<(String, Vec<u8>)>,
+    acks: Vec<Lease>,
+    bad: Vec<(Lease, Vec<u8>)>,
     flush_timer: Option<DelayedCall>,
     pop_inflight: bool,
     pop_wanted: bool,
     flush_seq: u64,
     mutation_seq: u64,
-    remote: Option<Remote>,
+    /// What the last pop from each shard said.
+    remote: Vec<Option<Remote>>,
+    /// The shard the next pop goes to.
+    next_shard: usize,
+    /// Pops in a row that found nothing (one per shard before polling slows down).
+    empty_streak: usize,
     idle_since: Option<f64>,
     poll_delay: f64,
     poll_timer: Option<DelayedCall>,
@@ -203,6 +204,8 @@ struct Config {
     debug: bool,
     /// `REQUEST_FINGERPRINTER_CLASS` (recorded in, and checked against, the meta hash).
     fingerprinter: String,
+    /// `SCHEDULER_SHARDS` when set (on a cluster; the masters' count otherwise).
+    shards: Option<usize>,
 }
 
 struct Inner {
@@ -210,7 +213,11 @@ struct Inner {
     stats: Rc<dyn StatsCollector>,
     shared: Rc<SharedRedis>,
     reactor: ReactorHandle,
+    /// The single-server keys (on a cluster: the crawl's meta hash and the names
+    /// the shards' keys are made from).
     keys: Keys,
+    /// The keys of each shard: one shard, `keys` itself, on a single server.
+    shards: RefCell<Rc<Vec<Keys>>>,
     config: Config,
     filter: RefCell<Filter>,
     wake: Waker,
@@ -314,6 +321,17 @@ impl RedisScheduler {
             s.get_usize("CONCURRENT_REQUESTS")?
         }
         .max(1);
+        let shards = if s.get("SCHEDULER_SHARDS").is_some() {
+            let n = s.get_usize("SCHEDULER_SHARDS")?;
+            if !(1..=MAX_SHARDS).contains(&n) {
+                return Err(Failure::msg(format!(
+                    "SCHEDULER_SHARDS must be between 1 and {MAX_SHARDS}, not {n}"
+                )));
+            }
+            Some(n)
+        } else {
+            None
+        };
         let seen_cap = if s.get("REDIS_DUPEFILTER_CACHE").is_some() {
             s.get_usize("REDIS_DUPEFILTER_CACHE")?
         } else {
@@ -336,6 +354,8 @@ impl RedisScheduler {
             &scripts.pop,
             &scripts.close,
             &scripts.reconcile,
+            &scripts.open_crawl,
+            &scripts.renew,
         ] {
             shared.client.load_script(sc);
         }
@@ -349,6 +369,7 @@ impl RedisScheduler {
             lease_ms: (lease * 1000.0) as u64,
             prefetch,
             debug: s.get_bool("DUPEFILTER_DEBUG")?,
+            shards,
         };
         Ok(Self {
             inner: Rc::new_cyclic(|me| Inner {
@@ -356,12 +377,14 @@ impl RedisScheduler {
                 stats: ctx.stats.clone(),
                 shared,
                 reactor,
+                shards: RefCell::new(Rc::new(vec![keys.clone()])),
                 keys,
                 config,
                 filter: RefCell::new(filter),
                 wake: sctx.wake,
                 st: RefCell::new(State {
                     poll_delay: POLL_MIN,
+                    remote: vec![None],
                     seen: SeenCache::new(seen_cap),
                     ..State::default()
                 }),
@@ -380,10 +403,32 @@ impl RedisScheduler {
         &self.inner.shared.worker_id
     }
 
-    /// The queue length and the leases held by all workers, as of the last pop (the
-    /// leases are counted only when the queue was empty; `-1` otherwise).
+    /// The queue length and the leases held by all workers, as of the last pop from
+    /// each shard (the leases are counted only when a shard's queue was empty; `-1`
+    /// otherwise). `None` before every shard answered a pop.
     pub fn remote_counts(&self) -> Option<(i64, i64)> {
-        self.inner.st.borrow().remote.map(|r| (r.qlen, r.leased))
+        let st = self.inner.st.borrow();
+        let mut sum = (0, 0);
+        for r in &st.remote {
+            let r = (*r)?;
+            sum.0 += r.qlen;
+            sum.1 = if sum.1 < 0 || r.leased < 0 {
+                -1
+            } else {
+                sum.1 + r.leased
+            };
+        }
+        Some(sum)
+    }
+
+    /// The shards' queue keys (one, the queue key itself, on a single server).
+    pub fn shard_queues(&self) -> Vec<String> {
+        self.inner
+            .shards
+            .borrow()
+            .iter()
+            .map(|k| k.queue.clone())
+            .collect()
     }
 
     /// Requests popped and not yet acknowledged by this worker (buffered or in
@@ -394,90 +439,13 @@ impl RedisScheduler {
     }
 }
 
-fn client(inner: &Inner) -> &RedisClient {
+fn client(inner: &Inner) -> &RedisHandle {
     &inner.shared.client
 }
 
 impl Scheduler for RedisScheduler {
     fn open(&mut self) -> Deferred<()> {
-        let i = self.inner.clone();
-        let scripts = crate::distributed::scripts::scripts();
-        let flush = if i.config.flush_on_start { "1" } else { "0" };
-        let lease = i.config.lease_ms.to_string();
-        let blocks = i.bloom_blocks().to_string();
-        let d = client(&i).eval(
-            &scripts.open,
-            &[
-                &i.keys.meta,
-                &i.keys.queue,
-                &i.keys.dupefilter,
-                &i.keys.workers,
-            ],
-            &[
-                flush,
-                &i.shared.worker_id,
-                &lease,
-                i.config.mode.script_name(),
-                i.config.layout.script_name(),
-                &blocks,
-                &i.config.fingerprinter,
-            ],
-        );
-        let weak = Rc::downgrade(&i);
-        let hook = weak.clone();
-        client(&i).on_connect(move || {
-            if let Some(i) = hook.upgrade()
-                && i.st.borrow().opened
-            {
-                // A new connection may be to another server (a replica promoted by a
-                // failover): what the old one answered about fingerprints may be lost
-                // with its last writes, so the seen cache starts again.
-                i.st.borrow_mut().seen.clear();
-                i.reconcile_leases();
-                i.want_pop();
-            }
-        });
-        d.then(move |r| {
-            let i = weak
-                .upgrade()
-                .ok_or_else(|| Failure::msg("the scheduler is gone"))?;
-            let v = r.map_err(|f| match f.downcast_ref::<ReplyError>() {
-                Some(e) if e.kind() == "TRAWLLAYOUT" || e.kind() == "TRAWLFINGERPRINTER" => {
-                    Failure::msg(e.message.clone())
-                }
-                _ => f,
-            })?;
-            let num = |k: usize| v.as_array().and_then(|a| a.get(k)).and_then(Value::as_int);
-            let queued = num(0).unwrap_or(0);
-            if num(1).unwrap_or(0) > 0 {
-                i.wrong_type(&i.keys.queue);
-            }
-            if queued > 0 {
-                log::info!("Resuming crawl ({queued} requests scheduled)");
-            }
-            i.st.borrow_mut().opened = true;
-            i.start_heartbeat();
-            if let Filter::Redis(
-                FilterKind::Bloom {
-                    bits,
-                    hashes,
-                    capacity,
-                    rate,
-                },
-                _,
-            ) = &*i.filter.borrow()
-            {
-                i.stats
-                    .set_value("dupefilter/bloom/capacity", (*capacity).into());
-                i.stats
-                    .set_value("dupefilter/bloom/error_rate", (*rate).into());
-                i.stats.set_value("dupefilter/bloom/bits", (*bits).into());
-                i.stats
-                    .set_value("dupefilter/bloom/hashes", (*hashes).into());
-            }
-            i.want_pop();
-            Ok::<(), Failure>(())
-        })
+        self.inner.open()
     }
 
     fn close(&mut self, reason: &str) -> Deferred<()> {
@@ -499,67 +467,7 @@ impl Scheduler for RedisScheduler {
         i.flush();
         i.st.borrow_mut().closing = true;
         log::debug!("Closing the Redis scheduler ({reason})");
-        let scripts = crate::distributed::scripts::scripts();
-        let persist = if i.config.persist { "1" } else { "0" };
-        let blocks = i.bloom_blocks().to_string();
-        let d = client(&i).eval(
-            &scripts.close,
-            &[
-                &i.keys.workers,
-                &i.keys.mine,
-                &i.keys.queue,
-                &i.keys.dupefilter,
-                &i.keys.meta,
-            ],
-            &[
-                i.shared.worker_id.as_str(),
-                persist,
-                i.config.mode.script_name(),
-                &i.keys.lease_prefix,
-                &blocks,
-            ],
-        );
-        let timeout = client(&i).config().command_timeout;
-        if timeout > 0.0 {
-            d.add_timeout(timeout, i.reactor.clock());
-        }
-        let i2 = i.clone();
-        let closed = d.then(move |r| {
-            match r {
-                Ok(v) => {
-                    let num =
-                        |k: usize| v.as_array().and_then(|a| a.get(k)).and_then(Value::as_int);
-                    let requeued = num(0).unwrap_or(0);
-                    if requeued > 0 {
-                        log::info!(
-                            "Returned {requeued} unfinished requests to {}",
-                            i2.keys.queue
-                        );
-                        i2.stats.inc_value("scheduler/redis/returned", requeued);
-                    }
-                    if num(2) == Some(1) {
-                        log::info!(
-                            "Last worker out: deleted {} and its dupefilter (SCHEDULER_PERSIST \
-                             is off)",
-                            i2.keys.queue
-                        );
-                    }
-                }
-                Err(f) => log::error!(
-                    "Could not return this worker's leases to {} ({f}); other workers will \
-                     re-queue them after REDIS_LEASE_TIMEOUT",
-                    i2.keys.queue
-                ),
-            }
-            let c = client(&i2).counters();
-            let s = &i2.stats;
-            s.set_value("redis/commands", c.commands.into());
-            s.set_value("redis/round_trips", c.round_trips.into());
-            s.set_value("redis/bytes_sent", c.bytes_sent.into());
-            s.set_value("redis/bytes_received", c.bytes_received.into());
-            s.set_value("redis/reconnects", c.connects.saturating_sub(1).into());
-            Ok::<(), Failure>(())
-        });
+        let closed = i.close_shards();
         if let Filter::Local(df) = &mut *i.filter.borrow_mut() {
             let _ = df.close(reason);
         }
@@ -666,10 +574,10 @@ impl Scheduler for RedisScheduler {
                 return NextRequest::Empty;
             }
             match st.buffer.pop_front() {
-                Some((mut req, field)) => {
+                Some((mut req, lease)) => {
                     st.next_lease += 1;
                     let id = st.next_lease;
-                    st.leases.insert(id, field);
+                    st.leases.insert(id, lease);
                     req.meta_mut().insert_static(LEASE_META, id);
                     let low = st.buffer.len() < i.config.prefetch.div_ceil(2);
                     (Some(req), low, false)
@@ -698,7 +606,12 @@ impl Scheduler for RedisScheduler {
 
     fn len(&self) -> usize {
         let st = self.inner.st.borrow();
-        st.buffer.len() + st.remote.map_or(0, |r| r.qlen.max(0) as usize)
+        st.buffer.len()
+            + st.remote
+                .iter()
+                .flatten()
+                .map(|r| r.qlen.max(0) as usize)
+                .sum::<usize>()
     }
 
     fn tracks_requests(&self) -> bool {

@@ -1,0 +1,300 @@
+//! Opening and closing the scheduler's Redis state: on one server the `OPEN` and
+//! `CLOSE` scripts on the queue's keys; on a Redis Cluster the crawl's record first
+//! (`OPEN_CRAWL` on `Q:meta`: the shard count, fixed for the life of the crawl), then
+//! `OPEN` / `CLOSE` on every shard, each on its own master.
+
+use std::rc::Rc;
+
+use super::{Filter, Inner, client, shards};
+use crate::client::redis::handle::Topology;
+use crate::client::redis::{ReplyError, Value};
+use crate::defer::{Deferred, DeferredList, Failure};
+use crate::distributed::dupefilter::FilterKind;
+use crate::proto::cluster::SlotTable;
+
+/// Turns the scripts' configuration errors into plain messages.
+fn plain(f: Failure) -> Failure {
+    match f.downcast_ref::<ReplyError>() {
+        Some(e)
+            if matches!(
+                e.kind(),
+                "TRAWLLAYOUT" | "TRAWLFINGERPRINTER" | "TRAWLSHARDS"
+            ) =>
+        {
+            Failure::msg(e.message.clone())
+        }
+        _ => f,
+    }
+}
+
+/// Waits for every Deferred; their results in order.
+fn all(ds: Vec<Deferred<Value>>) -> Deferred<Vec<Result<Value, Failure>>> {
+    DeferredList::new(ds)
+        .consume_errors(true)
+        .deferred()
+        .then(|r| Ok::<_, Failure>(r?.into_all().unwrap_or_default()))
+}
+
+impl Inner {
+    /// Opens the crawl's state, once the client knows what it talks to.
+    pub(super) fn open(self: &Rc<Self>) -> Deferred<()> {
+        let weak = Rc::downgrade(self);
+        let hook = weak.clone();
+        client(self).on_connect(move || {
+            if let Some(i) = hook.upgrade()
+                && i.st.borrow().opened
+            {
+                // A new connection may be to another server (a replica promoted by a
+                // failover): what the old one answered about fingerprints may be lost
+                // with its last writes, so the seen cache starts again.
+                i.st.borrow_mut().seen.clear();
+                i.reconcile_leases();
+                i.want_pop();
+            }
+        });
+        client(self).when_ready().then(move |t| {
+            let Some(i) = weak.upgrade() else {
+                return crate::defer::fail(Failure::msg("the scheduler is gone"));
+            };
+            match t {
+                Ok(Topology::Cluster) => i.open_cluster(),
+                Ok(_) => {
+                    if i.config.shards.is_some_and(|n| n > 1) {
+                        log::warn!(
+                            "SCHEDULER_SHARDS is for a Redis Cluster; one server keeps one queue"
+                        );
+                    }
+                    i.open_shards()
+                }
+                Err(f) => crate::defer::fail(f),
+            }
+        })
+    }
+
+    /// On a cluster: the shard count (set, recorded, or the masters'), the crawl's
+    /// record, then the shards.
+    fn open_cluster(self: &Rc<Self>) -> Deferred<()> {
+        if self.keys.queue.contains('{') || self.keys.dupefilter.contains('{') {
+            return crate::defer::fail(Failure::msg(format!(
+                "on a Redis Cluster the queue and dupefilter keys ({}, {}) must not hold a \
+                 hash tag ({{...}}): trawl tags each shard's keys itself",
+                self.keys.queue, self.keys.dupefilter
+            )));
+        }
+        let count = match self.config.shards {
+            Some(n) => crate::defer::succeed(n),
+            None => {
+                let host = client(self).config().host.clone();
+                client(self).command(&["CLUSTER", "SLOTS"]).then(move |r| {
+                    let table = SlotTable::from_cluster_slots(&r?, &host).map_err(Failure::msg)?;
+                    Ok::<usize, Failure>(table.masters.len().clamp(1, shards::MAX_SHARDS))
+                })
+            }
+        };
+        let weak = Rc::downgrade(self);
+        count.then(move |n| {
+            let Some(i) = weak.upgrade() else {
+                return crate::defer::fail(Failure::msg("the scheduler is gone"));
+            };
+            let n = match n {
+                Ok(n) => n,
+                Err(f) => return crate::defer::fail(f),
+            };
+            let scripts = crate::distributed::scripts::scripts();
+            let flush = if i.config.flush_on_start { "1" } else { "0" };
+            let explicit = if i.config.shards.is_some() { "1" } else { "0" };
+            let shards_arg = n.to_string();
+            let d = client(&i).eval(
+                &scripts.open_crawl,
+                &[&i.keys.meta],
+                &[
+                    flush,
+                    i.config.mode.script_name(),
+                    i.config.layout.script_name(),
+                    &i.config.fingerprinter,
+                    &shards_arg,
+                    explicit,
+                ],
+            );
+            let weak = Rc::downgrade(&i);
+            d.then(move |r| {
+                let Some(i) = weak.upgrade() else {
+                    return crate::defer::fail(Failure::msg("the scheduler is gone"));
+                };
+                let n = match r.map_err(plain) {
+                    Ok(v) => v
+                        .as_int()
+                        .and_then(|n| usize::try_from(n).ok())
+                        .unwrap_or(n),
+                    Err(f) => return crate::defer::fail(f),
+                };
+                if !(1..=shards::MAX_SHARDS).contains(&n) {
+                    return crate::defer::fail(Failure::msg(format!(
+                        "{} records {n} shards, outside 1..={}",
+                        i.keys.meta,
+                        shards::MAX_SHARDS
+                    )));
+                }
+                let keys = shards::shard_keys(&i.keys, n, &i.shared.worker_id);
+                log::info!(
+                    "Redis Cluster: the crawl's queue and dupefilter are in {n} shards ({} ...)",
+                    keys[0].queue
+                );
+                *i.shards.borrow_mut() = Rc::new(keys);
+                i.st.borrow_mut().remote = vec![None; n];
+                i.open_shards()
+            })
+        })
+    }
+
+    /// `OPEN` on every shard (the one queue of a single server).
+    fn open_shards(self: &Rc<Self>) -> Deferred<()> {
+        let scripts = crate::distributed::scripts::scripts();
+        let flush = if self.config.flush_on_start { "1" } else { "0" };
+        let lease = self.config.lease_ms.to_string();
+        let blocks = self.bloom_blocks().to_string();
+        let shards = self.shards.borrow().clone();
+        let ds: Vec<Deferred<Value>> = shards
+            .iter()
+            .map(|k| {
+                client(self).eval(
+                    &scripts.open,
+                    &[&k.meta, &k.queue, &k.dupefilter, &k.workers],
+                    &[
+                        flush,
+                        &self.shared.worker_id,
+                        &lease,
+                        self.config.mode.script_name(),
+                        self.config.layout.script_name(),
+                        &blocks,
+                        &self.config.fingerprinter,
+                    ],
+                )
+            })
+            .collect();
+        let weak = Rc::downgrade(self);
+        all(ds).then(move |r| {
+            let i = weak
+                .upgrade()
+                .ok_or_else(|| Failure::msg("the scheduler is gone"))?;
+            let mut queued = 0;
+            for (k, r) in shards.iter().zip(r?) {
+                let v = r.map_err(plain)?;
+                let num = |n: usize| v.as_array().and_then(|a| a.get(n)).and_then(Value::as_int);
+                queued += num(0).unwrap_or(0);
+                if num(1).unwrap_or(0) > 0 {
+                    i.wrong_type(&k.queue);
+                }
+            }
+            if queued > 0 {
+                log::info!("Resuming crawl ({queued} requests scheduled)");
+            }
+            i.st.borrow_mut().opened = true;
+            i.start_heartbeat();
+            if let Filter::Redis(
+                FilterKind::Bloom {
+                    bits,
+                    hashes,
+                    capacity,
+                    rate,
+                },
+                _,
+            ) = &*i.filter.borrow()
+            {
+                i.stats
+                    .set_value("dupefilter/bloom/capacity", (*capacity).into());
+                i.stats
+                    .set_value("dupefilter/bloom/error_rate", (*rate).into());
+                i.stats.set_value("dupefilter/bloom/bits", (*bits).into());
+                i.stats
+                    .set_value("dupefilter/bloom/hashes", (*hashes).into());
+            }
+            i.want_pop();
+            i.schedule_flush();
+            Ok::<(), Failure>(())
+        })
+    }
+
+    /// `CLOSE` on every shard: this worker's leases go back, and the last worker out
+    /// deletes the crawl when nothing persists (on a cluster the crawl's record too,
+    /// once every shard is cleared).
+    pub(super) fn close_shards(self: &Rc<Self>) -> Deferred<()> {
+        let scripts = crate::distributed::scripts::scripts();
+        let persist = if self.config.persist { "1" } else { "0" };
+        let blocks = self.bloom_blocks().to_string();
+        let shards = self.shards.borrow().clone();
+        let sharded = client(self).topology() == Some(Topology::Cluster);
+        let timeout = client(self).config().command_timeout;
+        let ds: Vec<Deferred<Value>> = shards
+            .iter()
+            .map(|k| {
+                let d = client(self).eval(
+                    &scripts.close,
+                    &[&k.workers, &k.mine, &k.queue, &k.dupefilter, &k.meta],
+                    &[
+                        self.shared.worker_id.as_str(),
+                        persist,
+                        self.config.mode.script_name(),
+                        &k.lease_prefix,
+                        &blocks,
+                    ],
+                );
+                if timeout > 0.0 {
+                    d.add_timeout(timeout, self.reactor.clock());
+                }
+                d
+            })
+            .collect();
+        let i2 = self.clone();
+        all(ds).then(move |r| {
+            let results = r.unwrap_or_default();
+            let mut requeued = 0;
+            let mut cleared = 0;
+            let mut failed = None;
+            for r in &results {
+                match r {
+                    Ok(v) => {
+                        let num =
+                            |k: usize| v.as_array().and_then(|a| a.get(k)).and_then(Value::as_int);
+                        requeued += num(0).unwrap_or(0);
+                        cleared += usize::from(num(2) == Some(1));
+                    }
+                    Err(f) => failed = Some(f.to_string()),
+                }
+            }
+            if requeued > 0 {
+                log::info!(
+                    "Returned {requeued} unfinished requests to {}",
+                    i2.keys.queue
+                );
+                i2.stats.inc_value("scheduler/redis/returned", requeued);
+            }
+            if let Some(f) = failed {
+                log::error!(
+                    "Could not return this worker's leases to {} ({f}); other workers will \
+                     re-queue them after REDIS_LEASE_TIMEOUT",
+                    i2.keys.queue
+                );
+            }
+            if cleared > 0 && cleared == results.len() {
+                if sharded {
+                    let _ = client(&i2)
+                        .command(&["DEL", i2.keys.meta.as_str()])
+                        .add_errback(|_| Ok(Value::Nil));
+                }
+                log::info!(
+                    "Last worker out: deleted {} and its dupefilter (SCHEDULER_PERSIST is off)",
+                    i2.keys.queue
+                );
+            }
+            let c = client(&i2).counters();
+            let s = &i2.stats;
+            s.set_value("redis/commands", c.commands.into());
+            s.set_value("redis/round_trips", c.round_trips.into());
+            s.set_value("redis/bytes_sent", c.bytes_sent.into());
+            s.set_value("redis/bytes_received", c.bytes_received.into());
+            s.set_value("redis/reconnects", c.connects.saturating_sub(1).into());
+            Ok::<(), Failure>(())
+        })
+    }
+}
