@@ -28,7 +28,14 @@ reports scheduled pages/s against N, the server's busy share and its CPU per pag
     cargo build --release --example redis_load
     scripts/redis_cost.py --load 1,2,4,8,16,32,64,128,256 --pages 20000 --svg benches/redis_ceiling.svg
 
-Needs `redis-server` on the PATH (or TRAWL_REDIS_SERVER). Prints a table per N and a
+With --cluster M (and --load) each N runs twice, against one server and against an
+M-master Redis Cluster (`redis-cli --cluster create`, no replicas), the crawl sharded
+over the masters: the capacity of a cluster is the pages per second of its busiest
+master's CPU (the first to saturate), reported against the single server's.
+
+    scripts/redis_cost.py --load 1,4,16,64 --cluster 3 --pages 100000
+
+Needs `redis-server` on the PATH (or TRAWL_REDIS_SERVER), and `redis-cli` for --cluster. Prints a table per N and a
 JSON line per N (the last lines) for benches/RESULTS.md.
 """
 
@@ -269,6 +276,94 @@ def load(args, port):
         write_svg(args.svg, results, version)
 
 
+def free_port():
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    port = free.getsockname()[1]
+    free.close()
+    return port
+
+
+def start_cluster(redis_bin, masters, tmp):
+    """`masters` cluster-enabled servers joined by `redis-cli --cluster create`."""
+    ports, procs = [], []
+    for _ in range(masters):
+        port = free_port()
+        while port > 55000:  # the cluster bus listens on port + 10000
+            port = free_port()
+        d = os.path.join(tmp, f"node-{port}")
+        os.makedirs(d)
+        procs.append(subprocess.Popen(
+            [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", d, "--cluster-enabled", "yes",
+             "--cluster-config-file", "nodes.conf"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        ports.append(port)
+    for port in ports:
+        connect(port)
+    cli = os.environ.get("TRAWL_REDIS_CLI") or "redis-cli"
+    subprocess.run([cli, "--cluster", "create", *[f"127.0.0.1:{p}" for p in ports],
+                    "--cluster-replicas", "0", "--cluster-yes"],
+                   check=True, stdout=subprocess.DEVNULL)
+    for _ in range(600):
+        if all(b"cluster_state:ok" in connect(p).call("CLUSTER", "INFO") for p in ports):
+            break
+        time.sleep(0.05)
+    else:
+        sys.exit("the cluster did not reach cluster_state:ok")
+    time.sleep(1)
+    return ports, procs
+
+
+def load_run(args, ports, n):
+    """One load-generator run against the servers at `ports` (one, or a cluster's
+    masters): the run's JSON and each server's CPU seconds."""
+    rs = [connect(p) for p in ports]
+    for r in rs:
+        r.call("FLUSHALL")
+        r.call("CONFIG", "RESETSTAT")
+    before = [cpu_seconds(r) for r in rs]
+    t0 = time.time()
+    p = subprocess.run([args.load_bin, f"redis://127.0.0.1:{ports[0]}/0", str(n),
+                        str(args.pages), "17", "4", str(args.prefetch)],
+                       capture_output=True, timeout=1800)
+    wall = time.time() - t0
+    if p.returncode != 0:
+        sys.exit(f"the load generator failed:\n{p.stderr.decode(errors='replace')[-2000:]}")
+    cpus = []
+    for r, (cpu0, main0) in zip(rs, before):
+        cpu1, main1 = cpu_seconds(r)
+        cpus.append((main1 - main0) if main0 is not None else (cpu1 - cpu0))
+    return json.loads(p.stdout.decode().strip().splitlines()[-1]), cpus, wall
+
+
+def cluster_load(args, single_port, cluster_ports):
+    """Each N against one server, then against the cluster."""
+    print(f"load generator: {args.pages} pages, prefetch {args.prefetch}; one server vs "
+          f"{len(cluster_ports)} masters")
+    print(f"{'workers':>8}{'server µs/page':>16}{'capacity':>10}{'cluster µs/page':>17}"
+          f"{'busiest':>9}{'capacity':>10}{'ratio':>7}")
+    results = []
+    for n in [int(x) for x in args.load.split(",")]:
+        one, cpus1, _ = load_run(args, [single_port], n)
+        many, cpus, _ = load_run(args, cluster_ports, n)
+        single_us = cpus1[0] * 1e6 / one["pages"]
+        per_master = [c * 1e6 / many["pages"] for c in cpus]
+        busiest = max(per_master)
+        row = {"workers": n, "pages": many["pages"], "masters": len(cluster_ports),
+               "single_us_per_page": single_us, "single_capacity": 1e6 / single_us,
+               "cluster_us_per_page": sum(per_master),
+               "master_us_per_page": per_master, "cluster_capacity": 1e6 / busiest,
+               "ratio": single_us / busiest,
+               "single_pages_per_second": one["pages_per_second"],
+               "cluster_pages_per_second": many["pages_per_second"]}
+        results.append(row)
+        print(f"{n:>8}{single_us:>16.1f}{1e6 / single_us:>10,.0f}{sum(per_master):>17.1f}"
+              f"{busiest:>9.1f}{1e6 / busiest:>10,.0f}{single_us / busiest:>6.2f}×")
+    for row in results:
+        print(json.dumps(row))
+
+
 def write_svg(path, rows, version):
     """Scheduled pages/s and one Redis core's capacity against N (log2 axis)."""
     import math
@@ -324,6 +419,8 @@ def main():
     ap.add_argument("--load-bin", default="target/release/examples/redis_load")
     ap.add_argument("--prefetch", type=int, default=16)
     ap.add_argument("--svg", help="with --load: write the curve to this SVG file")
+    ap.add_argument("--cluster", type=int, help="with --load: also against a cluster of "
+                    "this many masters")
     ap.add_argument("--per-operation", action="store_true",
                     help="also time each operation through the slow log (slower)")
     args = ap.parse_args()
@@ -339,6 +436,17 @@ def main():
         [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
          "--appendonly", "no", "--dir", tmp],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if args.load and args.cluster:
+        procs = []
+        try:
+            ports, procs = start_cluster(redis_bin, args.cluster, tmp)
+            cluster_load(args, port, ports)
+        finally:
+            for p in procs + [server]:
+                p.terminate()
+                p.wait()
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
     if args.load:
         try:
             load(args, port)

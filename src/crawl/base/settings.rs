@@ -353,6 +353,7 @@ fn defaults() -> Vec<(&'static str, Value)> {
 const READ_ELSEWHERE: &[&str] = &[
     "MAX_IDLE_TIME_BEFORE_CLOSE",
     "RANDOMIZE_DOWNLOAD_DELAY",
+    "REDIS_CLUSTER_NODES",
     "REDIS_DB",
     "REDIS_DUPEFILTER_CACHE",
     "REDIS_HOST",
@@ -374,6 +375,7 @@ const READ_ELSEWHERE: &[&str] = &[
     "SCHEDULER_QUEUE_CLASS",
     "SCHEDULER_QUEUE_KEY",
     "SCHEDULER_SERIALIZER",
+    "SCHEDULER_SHARDS",
     "STATS_KEY",
 ];
 
