@@ -24,6 +24,8 @@ use trawl::testing::{FixtureOptions, FixtureServer, RedisCluster, RedisServer};
 use util::live::{LiveSpider, Seen, crawl_with, follow_site, get, page_set};
 
 fn cluster(replicas: usize) -> RedisCluster {
+    // RUST_LOG=debug shows the workers' side of a failure.
+    let _ = env_logger::builder().is_test(true).try_init();
     RedisCluster::start(3, replicas).expect("redis-server and redis-cli are needed for this test")
 }
 

@@ -70,7 +70,7 @@ impl RedisCluster {
         }
         let cluster = Self { nodes };
         cluster.wait_ok(Duration::from_secs(30))?;
-        cluster.wait_replicas_synced(Duration::from_secs(30))?;
+        cluster.wait_replicas_synced(masters * replicas, Duration::from_secs(30))?;
         Ok(cluster)
     }
 
@@ -96,28 +96,66 @@ impl RedisCluster {
         }
     }
 
-    /// Waits until every running replica's link to its master is up
-    /// (`master_link_status:up`). A replica that never synced refuses to be promoted
-    /// (its data is older than `cluster-replica-validity-factor` allows), so a test
+    /// Waits until `replicas` nodes are replicas that have processed everything their
+    /// master has written (`slave_repl_offset` ≥ the master's `master_repl_offset`,
+    /// after a replicated write to every master). A replica that never synced refuses
+    /// to be promoted, and one that did a diskless sync gets its master's stream only
+    /// after its first acknowledgement, up to a second later: a master killed before
+    /// that takes everything to the grave and the promoted replica is empty. A test
     /// that kills a master waits for this first.
     ///
     /// # Errors
     ///
     /// Not within `timeout`.
-    pub fn wait_replicas_synced(&self, timeout: Duration) -> Result<(), String> {
+    pub fn wait_replicas_synced(&self, replicas: usize, timeout: Duration) -> Result<(), String> {
+        let field = |info: &str, name: &str| -> Option<u64> {
+            info.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.trim().parse().ok())
+        };
         let deadline = Instant::now() + timeout;
+        let mut probed = false;
         loop {
-            let synced = self.nodes.iter().all(|n| {
-                let info = n.call_text(&["INFO", "replication"]);
-                info.is_empty()
-                    || info.contains("role:master")
-                    || info.contains("master_link_status:up")
-            });
-            if synced {
+            let infos: Vec<(u16, String)> = self
+                .nodes
+                .iter()
+                .map(|n| (n.port(), n.call_text(&["INFO", "replication"])))
+                .collect();
+            if !probed {
+                // A write every replica must receive: the cluster is empty, so
+                // FLUSHALL changes nothing but the replication offsets.
+                for (port, info) in &infos {
+                    if info.contains("role:master") {
+                        let _ = RedisServer::attach(*port).call(&["FLUSHALL"]);
+                    }
+                }
+                probed = true;
+                continue;
+            }
+            let synced = infos
+                .iter()
+                .filter(|(_, info)| {
+                    info.contains("role:slave") && info.contains("master_link_status:up")
+                })
+                .filter(|(_, info)| {
+                    let master = field(info, "master_port").and_then(|p| {
+                        infos
+                            .iter()
+                            .find(|(port, _)| u64::from(*port) == p)
+                            .and_then(|(_, m)| field(m, "master_repl_offset"))
+                    });
+                    match (field(info, "slave_repl_offset"), master) {
+                        (Some(mine), Some(theirs)) => theirs > 0 && mine >= theirs,
+                        _ => false,
+                    }
+                })
+                .count();
+            if synced >= replicas {
                 return Ok(());
             }
             if Instant::now() > deadline {
-                return Err("the cluster's replicas did not finish their first sync".into());
+                return Err(format!(
+                    "{synced} of the cluster's {replicas} replicas caught up with their masters"
+                ));
             }
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -62,6 +62,8 @@ struct State {
     barriers: Vec<(u64, Deferred<()>)>,
     /// The counters of clients closed (masters that went away).
     retired: RedisCounters,
+    /// When each unreachable address was last reported (once per 10 s each).
+    warned: FxHashMap<NodeAddr, f64>,
 }
 
 struct Inner {
@@ -128,6 +130,7 @@ impl RedisCluster {
                     next_op: 0,
                     barriers: Vec::new(),
                     retired: RedisCounters::default(),
+                    warned: FxHashMap::default(),
                 }),
                 me: me.clone(),
             }),
@@ -459,7 +462,17 @@ impl Inner {
         let gone = self.st.borrow_mut().nodes.remove(addr);
         if let Some(c) = gone {
             add_counters(&mut self.st.borrow_mut().retired, &c.counters());
-            log::warn!("Redis Cluster: {addr} is unreachable; asking for the slot table again");
+            let now = self.reactor.seconds();
+            let last = self.st.borrow_mut().warned.insert(addr.clone(), now);
+            if last.is_none_or(|t| now - t >= 10.0) {
+                log::warn!("Redis Cluster: {addr} is unreachable; asking for the slot table again");
+            } else {
+                self.st
+                    .borrow_mut()
+                    .warned
+                    .insert(addr.clone(), last.unwrap_or(now));
+                log::debug!("Redis Cluster: {addr} is still unreachable");
+            }
             self.refresh();
             c.close();
         }

@@ -293,7 +293,7 @@ impl Inner {
             }
         };
         if values.first().and_then(Value::as_int) == Some(-1) {
-            self.data_lost();
+            self.data_lost(&keys.meta);
             return;
         }
         let num = |i: usize| values.get(i).and_then(Value::as_int).unwrap_or(0);
@@ -402,7 +402,7 @@ impl Inner {
         }));
     }
 
-    pub(super) fn data_lost(&self) {
+    pub(super) fn data_lost(&self, meta: &str) {
         let first = !std::mem::replace(&mut self.st.borrow_mut().lost, true);
         if !first {
             return;
@@ -411,7 +411,7 @@ impl Inner {
             "Redis no longer has this crawl's state ({} is gone): was the server restarted \
              without persistence, or flushed? Closing the spider; the requests it held \
              are lost with the database",
-            self.keys.meta
+            meta
         );
         self.stats
             .set_value("scheduler/redis/data_lost", true.into());
