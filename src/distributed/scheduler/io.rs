@@ -11,6 +11,7 @@ use super::{
     shard_of,
 };
 use crate::client::redis::Value;
+use crate::client::redis::handle::Topology;
 use crate::defer::Failure;
 use crate::distributed::codec::{decode_compat, decode_native};
 
@@ -59,7 +60,7 @@ impl Inner {
     /// Sends the batched enqueues, acks and quarantined entries, then a pop if one is
     /// wanted: one round trip.
     pub(super) fn flush(&self) {
-        let (enq, acks, bad, pop, seq) = {
+        let (enq, acks, ready, bad, pop, seq) = {
             let mut st = self.st.borrow_mut();
             if !st.opened {
                 // The shards are known once open: everything waits for it.
@@ -69,8 +70,9 @@ impl Inner {
             let seq = st.flush_seq;
             let enq = std::mem::take(&mut st.enq);
             let acks = std::mem::take(&mut st.acks);
+            let ready = std::mem::take(&mut st.ready_acks);
             let bad = std::mem::take(&mut st.bad);
-            if !enq.is_empty() || !acks.is_empty() || !bad.is_empty() {
+            if !enq.is_empty() || !acks.is_empty() || !bad.is_empty() || !ready.is_empty() {
                 st.mutation_seq = seq;
             }
             let pop = if st.pop_inflight || !std::mem::take(&mut st.pop_wanted) {
@@ -79,12 +81,15 @@ impl Inner {
                 st.pop_inflight = true;
                 Some(self.config.prefetch.saturating_sub(st.buffer.len()))
             };
-            (enq, acks, bad, pop, seq)
+            (enq, acks, ready, bad, pop, seq)
         };
+        let shards = self.shards.borrow().clone();
+        if !ready.is_empty() {
+            ack(client(self), &shards, &ready);
+        }
         if !enq.is_empty() {
             self.send_enqueues(enq);
         }
-        let shards = self.shards.borrow().clone();
         for (k, keys) in shards.iter().enumerate() {
             let mut rpush: Vec<&[u8]> = vec![b"RPUSH", keys.bad.as_bytes()];
             rpush.extend(
@@ -120,12 +125,20 @@ impl Inner {
             // One server runs commands in the order of its one connection, so the
             // acknowledgements go now, behind the writes of this turn. A cluster's
             // masters answer independently: they wait until every write issued before
-            // (the outputs' enqueues and items, on other masters) is answered.
-            let handle = client(self).clone();
-            let _ = client(self).barrier().then(move |_| {
-                ack(&handle, &shards, &done);
-                Ok::<(), Failure>(())
-            });
+            // (the outputs' enqueues and items, on other masters) is answered, then go
+            // with the next flush's writes (one write per master, not two).
+            if client(self).topology() == Some(Topology::Cluster) {
+                let me = self.me.clone();
+                let _ = client(self).barrier().then(move |_| {
+                    if let Some(i) = me.upgrade() {
+                        i.st.borrow_mut().ready_acks.extend(done);
+                        i.schedule_flush();
+                    }
+                    Ok::<(), Failure>(())
+                });
+            } else {
+                ack(client(self), &shards, &done);
+            }
         }
         if let Some(n) = pop {
             self.send_pop(n, seq);
@@ -353,7 +366,7 @@ impl Inner {
                 .remote
                 .iter()
                 .all(|r| r.is_some_and(|r| r.seq >= mutation && r.qlen == 0 && r.leased == 0));
-            let trusted = st.enq.is_empty() && st.acks.is_empty();
+            let trusted = st.enq.is_empty() && st.acks.is_empty() && st.ready_acks.is_empty();
             if trusted && st.buffer.is_empty() && all_idle {
                 let now = self.reactor.seconds();
                 st.idle_since.get_or_insert(now);
@@ -464,7 +477,12 @@ impl Inner {
 
     pub(super) fn is_idle_remote(&self) -> bool {
         let st = self.st.borrow();
-        if !st.buffer.is_empty() || !st.enq.is_empty() || !st.acks.is_empty() || !st.opened {
+        if !st.buffer.is_empty()
+            || !st.enq.is_empty()
+            || !st.acks.is_empty()
+            || !st.ready_acks.is_empty()
+            || !st.opened
+        {
             return false;
         }
         if st.lost {
@@ -521,7 +539,7 @@ impl Inner {
 }
 
 /// `HDEL`s the finished leases from this worker's lease hash in each shard.
-fn ack(
+pub(super) fn ack(
     handle: &crate::client::redis::handle::RedisHandle,
     shards: &[Keys],
     done: &[(usize, String)],

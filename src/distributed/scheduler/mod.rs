@@ -169,6 +169,9 @@ struct State {
     next_lease: u64,
     enq: Vec<Enqueue>,
     acks: Vec<Lease>,
+    /// On a cluster: acknowledgements whose outputs are answered, to go with the next
+    /// flush's writes.
+    ready_acks: Vec<Lease>,
     bad: Vec<(Lease, Vec<u8>)>,
     flush_timer: Option<DelayedCall>,
     pop_inflight: bool,

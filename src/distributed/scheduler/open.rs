@@ -219,6 +219,20 @@ impl Inner {
     /// deletes the crawl when nothing persists (on a cluster the crawl's record too,
     /// once every shard is cleared).
     pub(super) fn close_shards(self: &Rc<Self>) -> Deferred<()> {
+        // On a cluster the last acknowledgements wait for the writes before them on
+        // other masters: they go first, or `CLOSE` would put their leases back.
+        let me = self.clone();
+        client(self).barrier().then(move |_| {
+            let ready = std::mem::take(&mut me.st.borrow_mut().ready_acks);
+            if !ready.is_empty() {
+                let shards = me.shards.borrow().clone();
+                super::io::ack(client(&me), &shards, &ready);
+            }
+            me.send_close()
+        })
+    }
+
+    fn send_close(self: &Rc<Self>) -> Deferred<()> {
         let scripts = crate::distributed::scripts::scripts();
         let persist = if self.config.persist { "1" } else { "0" };
         let blocks = self.bloom_blocks().to_string();
