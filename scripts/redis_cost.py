@@ -40,6 +40,7 @@ JSON line per N (the last lines) for benches/RESULTS.md.
 """
 
 import argparse
+import html
 import json
 import os
 import shutil
@@ -362,14 +363,29 @@ def cluster_load(args, single_port, cluster_ports):
               f"{busiest:>9.1f}{1e6 / busiest:>10,.0f}{single_us / busiest:>6.2f}×")
     for row in results:
         print(json.dumps(row))
+    if args.svg:
+        version = info(connect(single_port), "server").get("redis_version", "?")
+        write_svg(args.svg, results, version, series=(
+            ("single_capacity", "#1f77b4", "one server: pages/s its core could schedule"),
+            ("cluster_capacity", "#d62728",
+             f"{len(cluster_ports)} masters: pages/s their busiest core could schedule")),
+            title=f"redis {version}: one server vs a {len(cluster_ports)}-master cluster, "
+                  "trawl's scheduling load")
 
 
-def write_svg(path, rows, version):
-    """Scheduled pages/s and one Redis core's capacity against N (log2 axis)."""
+SINGLE_SERIES = (("pages_per_second", "#1f77b4", "scheduled pages/s"),
+                 ("pages_per_core_second", "#d62728",
+                  "pages/s one Redis core could schedule (1 / CPU per page)"))
+
+
+def write_svg(path, rows, version, series=SINGLE_SERIES, title=None):
+    """The series (scheduled pages/s and capacities) against N (log2 axis)."""
     import math
     w, h, left, right, top, bottom = 720, 420, 70, 20, 40, 50
     xs = [math.log2(r["workers"]) for r in rows]
-    ymax = max(max(r["pages_per_second"], r["pages_per_core_second"]) for r in rows) * 1.1
+    ymax = max(r[key] for r in rows for key, _, _ in series) * 1.1
+    title = title or (f"One redis-server {version}: trawl's scheduling load against "
+                      "simulated workers")
     xmax = max(xs) or 1
 
     def px(x):
@@ -381,8 +397,7 @@ def write_svg(path, rows, version):
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
            f'font-family="sans-serif" font-size="12">',
            f'<rect width="{w}" height="{h}" fill="white"/>',
-           f'<text x="{left}" y="20" font-size="14">One redis-server {version}: trawl\'s '
-           f'scheduling load against simulated workers</text>']
+           f'<text x="{left}" y="20" font-size="14">{html.escape(title)}</text>']
     for i in range(6):
         y = ymax * i / 5
         out.append(f'<line x1="{left}" x2="{w - right}" y1="{py(y):.1f}" y2="{py(y):.1f}" '
@@ -393,14 +408,12 @@ def write_svg(path, rows, version):
                    f'{r["workers"]}</text>')
     out.append(f'<text x="{(left + w - right) / 2}" y="{h - 12}" text-anchor="middle">'
                f'simulated workers (one connection each)</text>')
-    for key, colour, label in (("pages_per_second", "#1f77b4", "scheduled pages/s"),
-                               ("pages_per_core_second", "#d62728",
-                                "pages/s one Redis core could schedule (1 / CPU per page)")):
+    for n, (key, colour, label) in enumerate(series):
         pts = " ".join(f"{px(x):.1f},{py(r[key]):.1f}" for r, x in zip(rows, xs))
         out.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="2"/>')
         for r, x in zip(rows, xs):
             out.append(f'<circle cx="{px(x):.1f}" cy="{py(r[key]):.1f}" r="3" fill="{colour}"/>')
-        ly = top + 10 + (0 if key == "pages_per_second" else 16)
+        ly = top + 10 + 16 * n
         out.append(f'<line x1="{w - 330}" x2="{w - 310}" y1="{ly}" y2="{ly}" stroke="{colour}" '
                    f'stroke-width="2"/><text x="{w - 305}" y="{ly + 4}">{label}</text>')
     out.append("</svg>")
