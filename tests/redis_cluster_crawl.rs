@@ -155,6 +155,91 @@ fn a_crawl_is_sharded_over_every_master() {
 }
 
 #[test]
+fn fifo_and_lifo_queues_and_the_bloom_dupefilter_shard_too() {
+    let c = cluster(0);
+    let fixture = FixtureServer::with_pages(200).expect("fixture server");
+    for (n, (class, filter)) in [
+        ("fifo", "trawl.RedisBloomDupeFilter"),
+        ("lifo", "trawl.RedisDupeFilter"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let name = format!("crawl{n}");
+        let extra = [
+            ("SCHEDULER_QUEUE_CLASS", class.into()),
+            ("DUPEFILTER_CLASS", filter.into()),
+            ("BLOOMFILTER_CAPACITY", 100_000.into()),
+            ("SCHEDULER_QUEUE_KEY", format!("{name}:requests").into()),
+            (
+                "SCHEDULER_DUPEFILTER_KEY",
+                format!("{name}:dupefilter").into(),
+            ),
+            ("REDIS_ITEMS_KEY", format!("{name}:items").into()),
+        ];
+        let (crawler, seen) = crawl_with(
+            spider_with(&fixture, usize::MAX, || {}),
+            &settings(&c.seed_url(), &extra),
+            trawl::distributed::register,
+        );
+        assert_eq!(
+            crawler.stats.get_value("finish_reason"),
+            Some("finished".into()),
+            "{class}"
+        );
+        let (pages, _) = all_pages(&fixture, &seen, 1);
+        assert_eq!(
+            int(call(&c, &["LLEN", &format!("{name}:items")])) as usize,
+            pages,
+            "{class}"
+        );
+        let meta = format!("{name}:requests:meta");
+        let mode = call(&c, &["HGET", &meta, "mode"]);
+        assert_eq!(mode.as_bytes(), Some(class.as_bytes()), "{class}");
+        if filter.contains("Bloom") {
+            // The Bloom filter's blocks live with their shard.
+            let key = format!("{name}:dupefilter:{{{}}}:count", shard_tag(0, 3));
+            assert!(
+                int(call(&c, &["GET", &key])
+                    .as_bytes()
+                    .map_or(Value::Integer(0), |b| {
+                        Value::Integer(String::from_utf8_lossy(b).parse().unwrap_or(0))
+                    }))
+                    > 0
+            );
+        }
+    }
+}
+
+#[test]
+fn a_worker_starts_from_its_seed_list_while_the_url_node_is_down() {
+    let mut c = cluster(1);
+    let fixture = FixtureServer::with_pages(50).expect("fixture server");
+    // A replica is down (the cluster still serves every slot): the URL names it, the
+    // seed list another node.
+    let replica = c
+        .nodes
+        .iter()
+        .position(|n| n.call_text(&["INFO", "replication"]).contains("role:slave"))
+        .expect("a replica");
+    let down_url = c.nodes[replica].url(0);
+    c.nodes[replica].kill();
+    let other = masters(&c)[0].port();
+    let extra = [("REDIS_CLUSTER_NODES", format!("127.0.0.1:{other}").into())];
+    let (crawler, seen) = crawl_with(
+        spider_with(&fixture, usize::MAX, || {}),
+        &settings(&down_url, &extra),
+        trawl::distributed::register,
+    );
+    assert_eq!(
+        crawler.stats.get_value("finish_reason"),
+        Some("finished".into())
+    );
+    let (pages, _) = all_pages(&fixture, &seen, 1);
+    assert_eq!(int(call(&c, &["LLEN", "live:items"])) as usize, pages);
+}
+
+#[test]
 fn a_worker_with_another_shard_count_is_refused() {
     let c = cluster(0);
     let fixture = FixtureServer::with_pages(20).expect("fixture server");
@@ -450,6 +535,19 @@ fn three_workers_crawl_3000_pages_over_the_cluster_and_one_is_killed() {
         extra <= held,
         "{extra} pages fetched again, the killed worker held {held}"
     );
+    // The last worker out deleted the crawl (SCHEDULER_PERSIST is off): every shard's
+    // queue and dupefilter, the record, then the stats; the items stay.
+    for i in 0..3 {
+        let t = shard_tag(i, 3);
+        for key in [
+            format!("w:requests:{{{t}}}"),
+            format!("w:dupefilter:{{{t}}}"),
+        ] {
+            assert_eq!(int(call(&c, &["EXISTS", &key])), 0, "{key} is left");
+        }
+    }
+    assert_eq!(int(call(&c, &["EXISTS", "w:requests:meta"])), 0);
+    assert_eq!(int(call(&c, &["EXISTS", "w:stats"])), 0);
     let items = int(call(&c, &["LLEN", "w:items"]));
     assert!(
         items as usize >= expected.len(),
