@@ -636,22 +636,23 @@ fn compressed_responses_are_decoded_and_counted() {
         get(&srv.url("/gzip")),
         get(&srv.url("/deflate")),
         get(&srv.url("/br")),
+        get(&srv.url("/zstd")),
         get(&srv.url("/echo")),
     ]);
     let (c, seen) = crawl(spider, &[]);
     let page = srv.site().render_page(2);
-    for p in ["/gzip", "/deflate", "/br"] {
+    for p in ["/gzip", "/deflate", "/br", "/zstd"] {
         assert_eq!(seen.body_of(p).as_deref(), Some(page.as_str()), "{p}");
     }
-    assert_eq!(c.stats.get_int("httpcompression/response_count"), 3);
+    assert_eq!(c.stats.get_int("httpcompression/response_count"), 4);
     assert_eq!(
         c.stats.get_int("httpcompression/response_bytes"),
-        3 * page.len() as i64
+        4 * page.len() as i64
     );
     let echo = seen.body_of("/echo").expect("echo");
     assert_eq!(
         header(&echo_headers(&echo), "accept-encoding"),
-        Some("gzip, deflate, br")
+        Some("gzip, deflate, br, zstd")
     );
 }
 
@@ -663,11 +664,12 @@ fn decompression_bombs_stop_at_download_maxsize() {
         get(&srv.url("/bomb/gzip?size=50000000")),
         get(&srv.url("/bomb/deflate?size=50000000")),
         get(&srv.url("/bomb/br?size=50000000")),
+        get(&srv.url("/bomb/zstd?size=50000000")),
     ]);
     let (_, seen) = crawl(spider, &[("DOWNLOAD_MAXSIZE", json!(1_000_000))]);
     assert!(seen.responses.borrow().is_empty());
     let failures = seen.failures.borrow();
-    assert_eq!(failures.len(), 3, "{failures:?}");
+    assert_eq!(failures.len(), 4, "{failures:?}");
     assert!(
         failures
             .iter()

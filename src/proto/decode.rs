@@ -1,12 +1,14 @@
-//! Streaming content decoding (`Content-Encoding: gzip | deflate | br`, stacked in any
-//! order) with a limit on the *decoded* size.
+//! Streaming content decoding (`Content-Encoding: gzip | deflate | br | zstd`, stacked
+//! in any order) with a limit on the *decoded* size.
 //!
 //! Each compressed piece is decoded as it arrives, through a sink that refuses to grow
 //! past the limit, so a decompression bomb — even one whose single chunk expands to
 //! gigabytes — is cut off at the limit with [`DecodeError::TooLarge`], having used at
 //! most the limit plus one internal buffer of memory. `deflate` accepts both the
 //! zlib-wrapped form (RFC 1950, what the RFC means) and raw deflate (what some servers
-//! send), as Scrapy does.
+//! send), as Scrapy does. `zstd` decodes every frame of the body (skippable ones
+//! skipped) and refuses frames whose window is over 8 MB, as RFC 9659 allows a
+//! decoder to (browsers do too): a small body cannot make the decoder allocate more.
 
 use std::fmt;
 use std::io::{self, Write};
@@ -23,6 +25,8 @@ pub enum Encoding {
     Deflate,
     /// `br` (Brotli).
     Brotli,
+    /// `zstd` (Zstandard, RFC 8878 / RFC 9659).
+    Zstd,
 }
 
 impl Encoding {
@@ -35,6 +39,8 @@ impl Encoding {
             Some(Self::Deflate)
         } else if name.eq_ignore_ascii_case(b"br") {
             Some(Self::Brotli)
+        } else if name.eq_ignore_ascii_case(b"zstd") {
+            Some(Self::Zstd)
         } else if name.eq_ignore_ascii_case(b"identity") || name.is_empty() {
             Some(Self::Identity)
         } else {
@@ -60,7 +66,7 @@ impl Encoding {
     }
 
     /// The `Accept-Encoding` value for everything this module decodes.
-    pub const ACCEPT: &'static str = "gzip, deflate, br";
+    pub const ACCEPT: &'static str = "gzip, deflate, br, zstd";
 }
 
 /// Why decoding stopped.
@@ -151,7 +157,78 @@ enum Stage {
     /// Deflate whose wrapping is not known yet (fewer than 2 bytes seen).
     DeflateUnknown(Vec<u8>, Sink),
     Brotli(Box<brotli::DecompressorWriter<Sink>>),
+    Zstd(Box<ZstdStage>),
     Spent,
+}
+
+/// The largest zstd window decoded: RFC 9659 §4 lets a `zstd` content-coding decoder
+/// refuse frames needing more than 8 MB.
+const ZSTD_WINDOW_LOG_MAX: u32 = 23;
+
+/// A zstd decoder driven by the bytes as they arrive, writing into the bounded sink.
+struct ZstdStage {
+    dec: Option<zstd::stream::raw::Decoder<'static>>,
+    sink: Sink,
+    /// Inside a frame (the decoder's last hint was not "frame complete").
+    mid_frame: bool,
+    buf: Vec<u8>,
+}
+
+impl ZstdStage {
+    fn new(sink: Sink) -> Self {
+        let dec = zstd::stream::raw::Decoder::new().and_then(|mut d| {
+            d.set_parameter(zstd::stream::raw::DParameter::WindowLogMax(
+                ZSTD_WINDOW_LOG_MAX,
+            ))?;
+            Ok(d)
+        });
+        Self {
+            dec: dec.ok(),
+            sink,
+            mid_frame: false,
+            buf: vec![0; 32 * 1024],
+        }
+    }
+
+    fn write(&mut self, data: &[u8]) -> io::Result<()> {
+        use zstd::stream::raw::{InBuffer, Operation, OutBuffer};
+        let dec = self
+            .dec
+            .as_mut()
+            .ok_or_else(|| io::Error::other("cannot create a zstd decoder"))?;
+        let mut input = InBuffer::around(data);
+        loop {
+            let (hint, n) = {
+                let mut out = OutBuffer::around(&mut self.buf[..]);
+                let hint = dec.run(&mut input, &mut out).map_err(|e| {
+                    if e.to_string().contains("memory") {
+                        io::Error::other(format!(
+                            "the frame's window is over 8 MB, the most a zstd content \
+                             coding may use (RFC 9659) ({e})"
+                        ))
+                    } else {
+                        e
+                    }
+                })?;
+                (hint, out.pos())
+            };
+            self.sink.write_all(&self.buf[..n])?;
+            if n > 0 || input.pos() > 0 {
+                self.mid_frame = hint != 0;
+            }
+            if input.pos() == data.len() && n < self.buf.len() {
+                return Ok(());
+            }
+        }
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.write(&[])?;
+        if self.mid_frame {
+            return Err(io::Error::other("truncated zstd stream"));
+        }
+        Ok(())
+    }
 }
 
 impl Stage {
@@ -168,6 +245,7 @@ impl Stage {
             Encoding::Brotli => {
                 Self::Brotli(Box::new(brotli::DecompressorWriter::new(sink, 32 * 1024)))
             }
+            Encoding::Zstd => Self::Zstd(Box::new(ZstdStage::new(sink))),
             Encoding::Identity => Self::Spent,
         }
     }
@@ -177,6 +255,7 @@ impl Stage {
             Self::Gzip(_) => Encoding::Gzip,
             Self::Zlib(_) | Self::RawDeflate(_) | Self::DeflateUnknown(..) => Encoding::Deflate,
             Self::Brotli(_) => Encoding::Brotli,
+            Self::Zstd(_) => Encoding::Zstd,
             Self::Spent => Encoding::Identity,
         }
     }
@@ -188,6 +267,7 @@ impl Stage {
             Self::RawDeflate(d) => Some(d.get_mut()),
             Self::DeflateUnknown(_, s) => Some(s),
             Self::Brotli(d) => Some(d.get_mut()),
+            Self::Zstd(z) => Some(&mut z.sink),
             Self::Spent => None,
         }
     }
@@ -228,6 +308,7 @@ impl Stage {
             Self::Zlib(d) => d.write_all(data),
             Self::RawDeflate(d) => d.write_all(data),
             Self::Brotli(d) => d.write_all(data),
+            Self::Zstd(z) => z.write(data),
             Self::DeflateUnknown(..) | Self::Spent => Ok(()),
         }
     }
@@ -238,6 +319,7 @@ impl Stage {
             Self::Zlib(d) => d.try_finish(),
             Self::RawDeflate(d) => d.try_finish(),
             Self::Brotli(d) => d.flush().and_then(|()| d.close()),
+            Self::Zstd(z) => z.finish(),
             Self::DeflateUnknown(pending, _) if !pending.is_empty() => {
                 Err(io::Error::other("truncated deflate stream"))
             }
@@ -525,7 +607,11 @@ mod tests {
 
     #[test]
     fn unknown_coding_is_reported() {
-        assert_eq!(Encoding::parse_list(b"gzip, zstd"), Err("zstd".to_owned()));
+        assert_eq!(Encoding::parse_list(b"gzip, xz"), Err("xz".to_owned()));
+        assert_eq!(
+            Encoding::parse_list(b"gzip, zstd"),
+            Ok(vec![Encoding::Gzip, Encoding::Zstd])
+        );
         assert_eq!(Encoding::parse_list(b"identity"), Ok(vec![]));
     }
 }

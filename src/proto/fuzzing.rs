@@ -65,9 +65,14 @@ pub fn parse_chunked(data: &[u8]) -> Option<u64> {
     parse_response(&input)
 }
 
-/// Decodes `data` as gzip, deflate and br with a small limit.
+/// Decodes `data` as gzip, deflate, br and zstd with a small limit.
 pub fn decode_content(data: &[u8]) {
-    for enc in [Encoding::Gzip, Encoding::Deflate, Encoding::Brotli] {
+    for enc in [
+        Encoding::Gzip,
+        Encoding::Deflate,
+        Encoding::Brotli,
+        Encoding::Zstd,
+    ] {
         let mut d = ContentDecoder::new(&[enc], 1 << 20);
         let mut out = Vec::new();
         for piece in data.chunks(97) {

@@ -5,7 +5,7 @@
 //!
 //! * [`http1`]: HTTP/1.1 request serialisation and the response parser (status line,
 //!   headers, Content-Length / chunked / read-until-close bodies, limits).
-//! * [`decode`]: streaming content decoding (gzip, deflate, br) with an output limit, so
+//! * [`decode`]: streaming content decoding (gzip, deflate, br, zstd) with an output limit, so
 //!   a decompression bomb stops at the limit instead of filling memory.
 //! * [`date`]: HTTP dates (IMF-fixdate, RFC 850, asctime) to and from UNIX seconds.
 //! * [`resp`]: RESP, the Redis protocol: command encoding and a resumable reply

@@ -147,6 +147,7 @@ pub(super) fn compress(encoding: &str, data: &[u8]) -> io::Result<Vec<u8>> {
             e.write_all(data)?;
             e.finish()
         }
+        "zstd" => zstd::stream::encode_all(data, 3),
         _ => {
             let mut out = Vec::new();
             {

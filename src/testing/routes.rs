@@ -117,7 +117,7 @@ impl Shared {
                 let ms = second.parse().unwrap_or(100);
                 Reply::Delay(ms, Box::new(html(200, site.render_page(1))))
             }
-            "gzip" | "deflate" | "deflate-raw" | "br" => {
+            "gzip" | "deflate" | "deflate-raw" | "br" | "zstd" => {
                 let body = site.render_page(2);
                 match compress(first, body.as_bytes()) {
                     Ok(encoded) => Reply::Full {
@@ -198,7 +198,7 @@ impl Shared {
             "bomb" => {
                 let size = req.param_u64("size", 100_000_000).min(4 << 30);
                 let encoding = match second {
-                    "gzip" | "deflate" | "deflate-raw" | "br" => second,
+                    "gzip" | "deflate" | "deflate-raw" | "br" | "zstd" => second,
                     _ => "gzip",
                 };
                 let key = (encoding.to_owned(), size);

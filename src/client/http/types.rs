@@ -38,7 +38,7 @@ pub struct HttpRequest {
     pub proxy: Option<Url>,
     /// Verify the server's certificate (on unless a request or setting turns it off).
     pub verify_tls: bool,
-    /// Decode `Content-Encoding` (gzip, deflate, br) and drop the header.
+    /// Decode `Content-Encoding` (gzip, deflate, br, zstd) and drop the header.
     pub decode_content: bool,
     /// Fail when the connection closes before the announced body is complete
     /// (`DOWNLOAD_FAIL_ON_DATALOSS`); otherwise return what arrived, flagged `dataloss`.

@@ -4,7 +4,7 @@
 //! Decoding itself happens while the body streams in, in the HTTP client
 //! (`proto::decode`), so `DOWNLOAD_MAXSIZE` applies to the decoded size and a
 //! decompression bomb stops at the limit (CVE-2024-3572, CVE-2025-6176). This middleware
-//! sends `Accept-Encoding: gzip, deflate, br` (unless the request has its own) and
+//! sends `Accept-Encoding: gzip, deflate, br, zstd` (unless the request has its own) and
 //! records `httpcompression/response_count` and `httpcompression/response_bytes` for
 //! responses that arrived encoded.
 
@@ -21,7 +21,7 @@ use crate::crawl::http::response::Response;
 use crate::defer::Failure;
 
 /// The codings the client decodes, in preference order.
-pub const ACCEPTED_ENCODINGS: &str = "gzip, deflate, br";
+pub const ACCEPTED_ENCODINGS: &str = "gzip, deflate, br, zstd";
 
 /// Sends `Accept-Encoding` and counts decoded responses.
 #[derive(Debug)]
