@@ -84,7 +84,7 @@ fn large_write_is_flushed_before_lose_connection_closes() {
     )
     .unwrap();
     let sink = Rc::new(Sink::default());
-    let connected = connect_tcp(&h, port.local_addr(), 5.0, None);
+    let connected = connect_tcp(&h, port.local_addr(), 5.0, None, None);
     let s = sink.clone();
     connected.add_callback(move |t: Rc<TcpTransport>| {
         t.attach(s);
@@ -112,7 +112,7 @@ fn pause_producing_stops_delivery_until_resumed() {
     .unwrap();
     let sink = Rc::new(Sink::default());
     sink.pause_at.set(1);
-    let connected = connect_tcp(&h, port.local_addr(), 5.0, None);
+    let connected = connect_tcp(&h, port.local_addr(), 5.0, None, None);
     let s = sink.clone();
     connected.add_callback(move |t: Rc<TcpTransport>| {
         t.attach(s);
@@ -152,7 +152,7 @@ fn abort_connection_reports_a_non_clean_loss_and_addresses_are_known() {
     )
     .unwrap();
     let client = Rc::new(Sink::default());
-    let connected = connect_tcp(&h, port.local_addr(), 5.0, None);
+    let connected = connect_tcp(&h, port.local_addr(), 5.0, None, None);
     let c = client.clone();
     let addrs: Rc<RefCell<Option<(SocketAddr, SocketAddr)>>> = Rc::default();
     let a = addrs.clone();
@@ -183,7 +183,13 @@ fn abort_connection_reports_a_non_clean_loss_and_addresses_are_known() {
 #[test]
 fn connection_refused_is_a_connect_error() {
     let mut reactor = Reactor::new().unwrap();
-    let d = connect_tcp(&reactor.handle(), "127.0.0.1:1".parse().unwrap(), 5.0, None);
+    let d = connect_tcp(
+        &reactor.handle(),
+        "127.0.0.1:1".parse().unwrap(),
+        5.0,
+        None,
+        None,
+    );
     run(&mut reactor, &d);
     let f = d.take_result().unwrap().unwrap_err();
     let e = f.trap::<ConnectError>().unwrap();
@@ -212,6 +218,7 @@ fn tls_between_our_client_and_server() {
         port.local_addr(),
         5.0,
         Some((client_config, "localhost")),
+        None,
     );
     let s = sink.clone();
     let alpn: Rc<RefCell<Option<Rc<TcpTransport>>>> = Rc::default();
@@ -259,6 +266,7 @@ fn tls_name_mismatch_is_rejected() {
         port.local_addr(),
         5.0,
         Some((client_config, "other.example")),
+        None,
     );
     let s = sink.clone();
     connected.add_callback(move |t: Rc<TcpTransport>| {

@@ -163,6 +163,7 @@ impl FtpClient {
             port: session.target.port,
             tls: None,
             proxy: None,
+            bind: None,
         };
         let s = session.clone();
         self.connector.connect(&endpoint).then(move |r| {
@@ -543,6 +544,7 @@ impl Session {
             &self.reactor,
             SocketAddr::new(peer.ip(), port),
             self.target.timeout,
+            None,
             None,
         )
         .then(move |r| {

@@ -34,6 +34,8 @@ pub struct Endpoint {
     /// An http proxy to go through: with TLS, a `CONNECT` tunnel; without, the caller
     /// talks to the proxy directly (absolute-form requests).
     pub proxy: Option<ProxyEndpoint>,
+    /// The local address to connect from (`bindaddress`), port 0 for any.
+    pub bind: Option<SocketAddr>,
 }
 
 /// TLS options for an endpoint.
@@ -246,6 +248,7 @@ impl Connector {
             tls_config
                 .as_ref()
                 .map(|c| (c.clone(), endpoint.host.as_str())),
+            endpoint.bind,
         );
         *attempt.step.borrow_mut() = Some(Box::new(connecting.clone()));
         let a = attempt.clone();

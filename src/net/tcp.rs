@@ -704,15 +704,32 @@ impl fmt::Debug for TcpTransport {
     }
 }
 
-/// Connects to `addr`; the Deferred fires with the open transport, or fails with a
-/// [`ConnectError`] (or [`TimeoutError`] after `timeout` seconds). `tls` wraps the
-/// connection as a client for `(config, server name)`. Cancelling the Deferred closes
-/// the socket.
+/// A non-blocking socket bound to `bind`, its connect to `addr` started (Twisted's
+/// `bindAddress`): std and mio connect only from an address the system picks.
+fn connect_from(addr: SocketAddr, bind: SocketAddr) -> io::Result<TcpStream> {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&bind.into())?;
+    match socket.connect(&addr.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+        Err(e) => return Err(e),
+    }
+    Ok(TcpStream::from_std(std::net::TcpStream::from(socket)))
+}
+
+/// Connects to `addr` (from `bind` when given: the local address and port, port 0 for
+/// any); the Deferred fires with the open transport, or fails with a [`ConnectError`]
+/// (or [`TimeoutError`] after `timeout` seconds). `tls` wraps the connection as a
+/// client for `(config, server name)`. Cancelling the Deferred closes the socket.
 pub fn connect_tcp(
     reactor: &ReactorHandle,
     addr: SocketAddr,
     timeout: f64,
     tls: Option<(Arc<rustls::ClientConfig>, &str)>,
+    bind: Option<SocketAddr>,
 ) -> Deferred<Rc<TcpTransport>> {
     let session = match tls {
         Some((config, host)) => {
@@ -727,7 +744,7 @@ pub fn connect_tcp(
         }
         None => None,
     };
-    let stream = match TcpStream::connect(addr) {
+    let stream = match bind.map_or_else(|| TcpStream::connect(addr), |b| connect_from(addr, b)) {
         Ok(s) => s,
         Err(e) if is_descriptor_exhaustion(&e) => {
             return crate::defer::fail(DescriptorsExhausted {

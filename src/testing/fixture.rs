@@ -354,7 +354,7 @@ pub fn serve(
     let port = listen_tcp(
         reactor,
         options.addr,
-        move |_peer| {
+        move |peer| {
             st.connections.fetch_add(1, Ordering::Relaxed);
             let shared = cell.borrow().clone();
             let conn = Rc::new_cyclic(|me| ServerConn {
@@ -363,6 +363,7 @@ pub fn serve(
                 buf: RefCell::new(Vec::new()),
                 busy: Cell::new(false),
                 closed: Cell::new(false),
+                peer,
                 me: me.clone(),
             });
             if let Some(shared) = shared {
@@ -413,6 +414,8 @@ struct ServerConn {
     /// A delayed or dripping answer is in progress: later requests wait.
     busy: Cell<bool>,
     closed: Cell<bool>,
+    /// The client's address.
+    peer: std::net::SocketAddr,
     me: std::rc::Weak<ServerConn>,
 }
 
@@ -492,6 +495,7 @@ impl ServerConn {
             headers,
             body,
             version,
+            peer: Some(self.peer),
         }))
     }
 

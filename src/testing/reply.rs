@@ -12,6 +12,8 @@ pub(super) struct Req {
     pub(super) headers: Vec<(String, String)>,
     pub(super) body: Vec<u8>,
     pub(super) version: u8,
+    /// The client's address, as the server's socket sees it.
+    pub(super) peer: Option<std::net::SocketAddr>,
 }
 
 impl Req {

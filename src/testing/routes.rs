@@ -263,6 +263,11 @@ impl Shared {
                     close: false,
                 }
             }
+            // The client's address as the server sees it (`bindaddress` tests).
+            "peer" => text(
+                200,
+                req.peer.map_or_else(String::new, |p| p.to_string()),
+            ),
             "echo" => {
                 let mut out = format!("{} {}\n", req.method, req.target);
                 for (k, v) in &req.headers {

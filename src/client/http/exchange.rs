@@ -10,13 +10,15 @@ use super::types::{HttpRequest, HttpResponse};
 use crate::defer::{Deferred, Failure};
 use crate::reactor::DelayedCall;
 
-/// Where a request may be sent again: scheme, host, port and proxy.
+/// Where a request may be sent again: scheme, host, port, proxy and the local
+/// address it leaves from.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub(super) struct PoolKey {
     pub(super) https: bool,
     pub(super) host: String,
     pub(super) port: u16,
     pub(super) proxy: Option<String>,
+    pub(super) bind: Option<std::net::SocketAddr>,
 }
 
 /// `Basic` credentials from a proxy URL's user info (percent-decoded), if it has any.

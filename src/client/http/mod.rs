@@ -270,6 +270,7 @@ fn pool_key(req: &HttpRequest) -> Result<PoolKey, Failure> {
         host,
         port,
         proxy,
+        bind: req.bind_address,
     })
 }
 
@@ -338,6 +339,7 @@ impl Inner {
                 verify: ctx.req.verify_tls,
             }),
             proxy,
+            bind: ctx.key.bind,
         };
         let Some(me) = self.me.upgrade() else { return };
         let connecting = (self.connect)(&endpoint);

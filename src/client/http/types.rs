@@ -40,6 +40,9 @@ pub struct HttpRequest {
     pub verify_tls: bool,
     /// Decode `Content-Encoding` (gzip, deflate, br, zstd) and drop the header.
     pub decode_content: bool,
+    /// The local address to connect from (meta `bindaddress`,
+    /// `DOWNLOAD_BIND_ADDRESS`); port 0 for any. Connections are pooled per address.
+    pub bind_address: Option<std::net::SocketAddr>,
     /// Fail when the connection closes before the announced body is complete
     /// (`DOWNLOAD_FAIL_ON_DATALOSS`); otherwise return what arrived, flagged `dataloss`.
     pub fail_on_dataloss: bool,
@@ -104,6 +107,7 @@ impl HttpRequest {
             proxy: None,
             verify_tls: true,
             decode_content: true,
+            bind_address: None,
             fail_on_dataloss: true,
             observer: None,
         }

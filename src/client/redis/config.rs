@@ -249,6 +249,7 @@ impl RedisConfig {
             port: self.port,
             tls: self.tls,
             proxy: None,
+            bind: None,
         }
     }
 

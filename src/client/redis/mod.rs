@@ -626,6 +626,7 @@ impl Inner {
                         port: mport,
                         tls: i.config.tls,
                         proxy: None,
+                        bind: None,
                     };
                     let c = (i.connect)(&endpoint);
                     if i.config.connect_timeout > 0.0 {

@@ -112,6 +112,7 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("DNSCACHE_ENABLED", json!(true)),
         ("DNSCACHE_SIZE", json!(10000)),
         ("DNS_TIMEOUT", json!(60)),
+        ("DOWNLOAD_BIND_ADDRESS", json!(null)),
         ("DOWNLOAD_DELAY", json!(0)),
         ("DOWNLOAD_DELAY_JITTER", json!(0.5)),
         ("DOWNLOAD_FAIL_ON_DATALOSS", json!(true)),

@@ -317,8 +317,9 @@ impl Registry {
     }
 
     /// The download handlers by URL scheme (`DOWNLOAD_HANDLERS_BASE` updated by
-    /// `DOWNLOAD_HANDLERS`); a handler named for several schemes is built once, and a
-    /// handler that cannot be built leaves its schemes out (a debug line).
+    /// `DOWNLOAD_HANDLERS`); a handler named for several schemes is built once. A
+    /// handler that cannot be built fails its scheme's requests with the reason, as
+    /// Scrapy's: a debug line when it said `NotConfigured`, an error otherwise.
     ///
     /// # Errors
     ///
@@ -350,7 +351,27 @@ impl Registry {
                     built.insert(name, h.clone());
                     handlers.insert(scheme, h);
                 }
-                Err(f) => log::debug!("Download handler for {scheme} not available: {f}"),
+                Err(f) => {
+                    if f.check::<crate::crawl::base::errors::NotConfigured>() {
+                        log::debug!("Download handler for {scheme} not available: {f}");
+                    } else {
+                        log::error!("Loading {name:?} for scheme {scheme:?}: {f}");
+                    }
+                    let reason = match f.downcast_ref::<crate::crawl::base::errors::NotConfigured>()
+                    {
+                        Some(n) => n.0.clone(),
+                        None => f.to_string(),
+                    };
+                    handlers.insert(
+                        scheme.clone(),
+                        Rc::new(
+                            crate::crawl::core::downloader::handlers::UnavailableHandler {
+                                scheme,
+                                reason,
+                            },
+                        ) as Rc<dyn DownloadHandler>,
+                    );
+                }
             }
         }
         Ok(handlers)

@@ -66,6 +66,42 @@ pub struct HttpHandler {
     fail_on_dataloss: bool,
     verify: bool,
     decode: bool,
+    /// `DOWNLOAD_BIND_ADDRESS`.
+    bind: Option<std::net::SocketAddr>,
+}
+
+/// A `bindaddress` (meta or `DOWNLOAD_BIND_ADDRESS`) as Scrapy takes it: an IP
+/// address (any port) or `[ip, port]`; null or `""` for none. Host names are refused:
+/// resolving one would block the reactor, and a source address is an address.
+///
+/// # Errors
+///
+/// Anything else, with what was given.
+pub fn bind_address(v: &serde_json::Value) -> Result<Option<std::net::SocketAddr>, String> {
+    use serde_json::Value;
+    let (host, port) = match v {
+        Value::Null => return Ok(None),
+        Value::String(s) if s.is_empty() => return Ok(None),
+        Value::String(s) => (s.as_str(), 0),
+        Value::Array(a) if a.len() == 2 => match (a[0].as_str(), a[1].as_u64()) {
+            (Some(h), Some(p)) => (
+                h,
+                u16::try_from(p).map_err(|_| format!("bindaddress port {p} is not a port"))?,
+            ),
+            _ => return Err(format!("bindaddress {v} is not [\"ip\", port]")),
+        },
+        _ => {
+            return Err(format!(
+                "bindaddress {v} is not an IP address or [\"ip\", port]"
+            ));
+        }
+    };
+    let ip: std::net::IpAddr = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .map_err(|_| format!("bindaddress {host:?} is not an IP address"))?;
+    Ok(Some(std::net::SocketAddr::new(ip, port)))
 }
 
 impl HttpHandler {
@@ -96,6 +132,11 @@ impl HttpHandler {
             fail_on_dataloss: s.get_bool("DOWNLOAD_FAIL_ON_DATALOSS")?,
             verify: s.get_bool("DOWNLOAD_VERIFY_CERTIFICATES")?,
             decode: s.get_bool("COMPRESSION_ENABLED")?,
+            bind: match s.get("DOWNLOAD_BIND_ADDRESS") {
+                Some(v) => bind_address(v)
+                    .map_err(|e| Failure::msg(format!("DOWNLOAD_BIND_ADDRESS: {e}")))?,
+                None => None,
+            },
         })
     }
 
@@ -116,6 +157,10 @@ impl HttpHandler {
             },
             _ => None,
         };
+        let bind_address = match meta.get(keys::BINDADDRESS) {
+            Some(v) => bind_address(v).map_err(Failure::msg)?.or(self.bind),
+            None => self.bind,
+        };
         Ok(HttpRequest {
             method: request.method().to_cow(),
             url,
@@ -134,6 +179,7 @@ impl HttpHandler {
             proxy,
             verify_tls: self.verify && !meta.get_bool(keys::DONT_VERIFY_SSL),
             decode_content: self.decode,
+            bind_address,
             fail_on_dataloss: match meta.get(keys::DOWNLOAD_FAIL_ON_DATALOSS) {
                 Some(v) => v.as_bool().unwrap_or(true),
                 None => self.fail_on_dataloss,
@@ -233,6 +279,25 @@ impl DownloadHandler for HttpHandler {
 /// `data:` URLs (RFC 2397).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DataUriHandler;
+
+/// The handler of a scheme whose handler could not be built: each request fails with
+/// the reason (Scrapy's `NotSupported("Unsupported URL scheme 'x': <why>")`).
+#[derive(Debug)]
+pub struct UnavailableHandler {
+    /// The scheme.
+    pub scheme: String,
+    /// Why its handler could not be built.
+    pub reason: String,
+}
+
+impl DownloadHandler for UnavailableHandler {
+    fn download_request(&self, _request: &Request) -> Deferred<Response> {
+        crate::defer::fail(crate::crawl::base::errors::NotConfigured(format!(
+            "Unsupported URL scheme '{}': {}",
+            self.scheme, self.reason
+        )))
+    }
+}
 
 impl DownloadHandler for DataUriHandler {
     fn download_request(&self, request: &Request) -> Deferred<Response> {

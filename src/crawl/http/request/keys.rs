@@ -68,6 +68,9 @@ pub const REDIRECT_REASONS: &str = "redirect_reasons";
 pub const REFERRER_POLICY: &str = "referrer_policy";
 /// The proxy URL (`HttpProxyMiddleware`).
 pub const PROXY: &str = "proxy";
+/// The local address to connect from: an IP (`"127.0.0.2"`) or `[ip, port]`
+/// (`DOWNLOAD_BIND_ADDRESS` for every request).
+pub const BINDADDRESS: &str = "bindaddress";
 /// The `Proxy-Authorization` the proxy middleware set (`HttpProxyMiddleware`).
 pub const AUTH_PROXY: &str = "_auth_proxy";
 /// The scheme whose environment proxy was applied (`HttpProxyMiddleware`).
