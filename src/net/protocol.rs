@@ -49,6 +49,12 @@ pub trait Transport {
 
     /// Stops calling the registered producer.
     fn unregister_producer(&self);
+
+    /// For a TLS connection whose handshake is done: whether it resumed an earlier
+    /// session. `None` for plain connections and handshakes still running.
+    fn tls_resumed(&self) -> Option<bool> {
+        None
+    }
 }
 
 /// What reacts to a connection's events: Twisted's `IProtocol`.

@@ -682,6 +682,13 @@ impl Transport for TcpTransport {
         self.conn.borrow().host
     }
 
+    fn tls_resumed(&self) -> Option<bool> {
+        let conn = self.conn.borrow();
+        let tls = conn.tls.as_ref().filter(|t| !t.is_handshaking())?;
+        tls.handshake_kind()
+            .map(|k| k == rustls::HandshakeKind::Resumed)
+    }
+
     fn register_producer(&self, producer: Rc<dyn Fn()>) {
         *self.producer.borrow_mut() = Some(producer);
         self.schedule_producer();

@@ -2,7 +2,7 @@
 //! [`Transport`]: a TCP or TLS socket in a crawl, a `StringTransport` in a test.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 
 use super::exchange::{Cancel, Ctx, PoolKey, proxy_authorization};
@@ -27,6 +27,8 @@ pub(super) trait Pool {
     fn forget_idle(&self, conn: &Rc<Connection>);
     /// Sends a request again on a fresh connection (a reused one died first).
     fn retry(&self, ctx: Rc<Ctx>);
+    /// A connection's TLS handshake finished (resumed or full).
+    fn tls_handshake(&self, resumed: bool);
 }
 
 impl Cancel for Connection {
@@ -42,6 +44,8 @@ pub(super) struct Connection {
     client: Weak<dyn Pool>,
     st: RefCell<ConnState>,
     pub(super) idle_timer: RefCell<Option<DelayedCall>>,
+    /// The TLS handshake was counted.
+    tls_counted: Cell<bool>,
     me: Weak<Connection>,
 }
 
@@ -102,6 +106,7 @@ impl Connection {
                 notice: None,
             }),
             idle_timer: RefCell::new(None),
+            tls_counted: Cell::new(false),
             me: me.clone(),
         });
         transport.attach(conn.clone());
@@ -479,6 +484,15 @@ impl Protocol for Connection {
     fn connection_made(&self, _transport: Rc<dyn Transport>) {}
 
     fn data_received(&self, data: &[u8]) {
+        // Application data means the handshake is over: counted once, no borrow held.
+        if !self.tls_counted.get()
+            && let Some(resumed) = self.transport.tls_resumed()
+        {
+            self.tls_counted.set(true);
+            if let Some(pool) = self.client.upgrade() {
+                pool.tls_handshake(resumed);
+            }
+        }
         let mut data = data;
         loop {
             let Some((ctx, outcome, notice)) = self.parse_some(data) else {

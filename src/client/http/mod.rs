@@ -88,6 +88,13 @@ impl Pool for Inner {
         self.count(|c| c.retries += 1);
         self.dispatch(ctx, false);
     }
+
+    fn tls_handshake(&self, resumed: bool) {
+        self.count(|c| {
+            c.tls_handshakes += 1;
+            c.tls_resumed += u64::from(resumed);
+        });
+    }
 }
 
 /// The HTTP/1.1 client. Cheap to clone.

@@ -282,4 +282,8 @@ pub struct ClientCounters {
     pub retries: u64,
     /// Connection attempts that found no file descriptor (EMFILE/ENFILE) and waited.
     pub fd_exhausted_waits: u64,
+    /// TLS handshakes completed.
+    pub tls_handshakes: u64,
+    /// Of which resumed an earlier session (no certificate exchange).
+    pub tls_resumed: u64,
 }

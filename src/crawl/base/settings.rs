@@ -337,6 +337,8 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ),
         ("STATS_CLASS", json!("trawl.MemoryStatsCollector")),
         ("STATS_DUMP", json!(true)),
+        // trawl: TLS sessions kept for resumption (0: none); rustls' own default is 256.
+        ("TLS_SESSION_CACHE_SIZE", json!(1024)),
         ("URLLENGTH_LIMIT", json!(2083)),
         (
             "USER_AGENT",

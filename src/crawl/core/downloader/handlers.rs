@@ -117,6 +117,20 @@ impl HttpHandler {
         let s = &ctx.settings;
         let mut config = HttpClientConfig::new()?;
         config.max_idle_per_key = s.get_usize("CONCURRENT_REQUESTS_PER_DOMAIN")?.max(1);
+        // TLS sessions kept for resumption: a host revisited after its connection
+        // closed resumes instead of a full handshake (no certificate exchange).
+        let sessions = s.get_usize("TLS_SESSION_CACHE_SIZE")?;
+        let with_cache = |c: &std::sync::Arc<rustls::ClientConfig>| {
+            let mut c = (**c).clone();
+            c.resumption = if sessions == 0 {
+                rustls::client::Resumption::disabled()
+            } else {
+                rustls::client::Resumption::in_memory_sessions(sessions)
+            };
+            std::sync::Arc::new(c)
+        };
+        config.tls_verify = with_cache(&config.tls_verify);
+        config.tls_no_verify = with_cache(&config.tls_no_verify);
         config.resolver = ResolverConfig {
             cache_enabled: s.get_bool("DNSCACHE_ENABLED")?,
             cache_size: s.get_usize("DNSCACHE_SIZE")?,
@@ -260,6 +274,18 @@ impl DownloadHandler for HttpHandler {
 
     fn close(&self) {
         self.client.close_idle();
+        let counters = self.client.counters();
+        if counters.tls_handshakes > 0
+            && let Some(c) = self.ctx.upgrade()
+        {
+            let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+            c.stats.set_value(
+                "downloader/tls/handshakes",
+                n(counters.tls_handshakes).into(),
+            );
+            c.stats
+                .set_value("downloader/tls/resumed", n(counters.tls_resumed).into());
+        }
         let waits = self.client.fd_exhausted_waits();
         if waits > 0
             && let Some(c) = self.ctx.upgrade()
