@@ -22,6 +22,44 @@ impl fmt::Display for TlsSetupError {
 
 impl std::error::Error for TlsSetupError {}
 
+/// The protocol versions between `min` and `max` (Scrapy's names: `TLSv1.0` ...
+/// `TLSv1.3`, `None` for no bound) that rustls speaks: TLS 1.2 and 1.3.
+///
+/// # Errors
+///
+/// An unknown name (Scrapy's message), or no version rustls speaks in the range.
+pub fn protocol_versions(
+    min: Option<&str>,
+    max: Option<&str>,
+) -> Result<Vec<&'static rustls::SupportedProtocolVersion>, String> {
+    let rank = |setting: &str, v: Option<&str>| -> Result<Option<u8>, String> {
+        match v {
+            None => Ok(None),
+            Some("TLSv1.0") => Ok(Some(10)),
+            Some("TLSv1.1") => Ok(Some(11)),
+            Some("TLSv1.2") => Ok(Some(12)),
+            Some("TLSv1.3") => Ok(Some(13)),
+            Some(other) => Err(format!("Unknown {setting} value: {other}")),
+        }
+    };
+    let lo = rank("DOWNLOAD_TLS_MIN_VERSION", min)?.unwrap_or(0);
+    let hi = rank("DOWNLOAD_TLS_MAX_VERSION", max)?.unwrap_or(u8::MAX);
+    let versions: Vec<&'static rustls::SupportedProtocolVersion> =
+        [(12, &rustls::version::TLS12), (13, &rustls::version::TLS13)]
+            .into_iter()
+            .filter(|(r, _)| (lo..=hi).contains(r))
+            .map(|(_, v)| v)
+            .collect();
+    if versions.is_empty() {
+        return Err(format!(
+            "no TLS version from {} to {} that trawl speaks (rustls: TLS 1.2 and 1.3)",
+            min.unwrap_or("any"),
+            max.unwrap_or("any")
+        ));
+    }
+    Ok(versions)
+}
+
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
@@ -49,8 +87,29 @@ pub fn client_config_webpki() -> Result<Arc<ClientConfig>, TlsSetupError> {
 ///
 /// The crypto provider refused the configuration (not expected with `ring`).
 pub fn client_config_with_roots(roots: RootCertStore) -> Result<Arc<ClientConfig>, TlsSetupError> {
+    client_config_with_roots_and_versions(roots, rustls::DEFAULT_VERSIONS)
+}
+
+/// Certificates verified against the Mozilla root set, speaking only `versions`.
+///
+/// # Errors
+///
+/// The crypto provider refused the configuration.
+pub fn client_config_webpki_with_versions(
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> Result<Arc<ClientConfig>, TlsSetupError> {
+    let roots = RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    client_config_with_roots_and_versions(roots, versions)
+}
+
+fn client_config_with_roots_and_versions(
+    roots: RootCertStore,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> Result<Arc<ClientConfig>, TlsSetupError> {
     let config = ClientConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .map_err(|e| TlsSetupError(e.to_string()))?
         .with_root_certificates(roots)
         .with_no_client_auth();
@@ -86,10 +145,21 @@ pub fn client_config_with_pem_roots(pem: &[u8]) -> Result<Arc<ClientConfig>, Tls
 ///
 /// The crypto provider refused the configuration (not expected with `ring`).
 pub fn client_config_dangerous_no_verify() -> Result<Arc<ClientConfig>, TlsSetupError> {
+    client_config_dangerous_no_verify_with_versions(rustls::DEFAULT_VERSIONS)
+}
+
+/// [`client_config_dangerous_no_verify`] speaking only `versions`.
+///
+/// # Errors
+///
+/// The crypto provider refused the configuration.
+pub fn client_config_dangerous_no_verify_with_versions(
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> Result<Arc<ClientConfig>, TlsSetupError> {
     let provider = provider();
     let verifier = Arc::new(NoVerification(provider.clone()));
     let config = ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .map_err(|e| TlsSetupError(e.to_string()))?
         .dangerous()
         .with_custom_certificate_verifier(verifier)
@@ -106,6 +176,19 @@ pub fn server_config_from_pem(
     cert_chain: &[u8],
     key: &[u8],
 ) -> Result<Arc<ServerConfig>, TlsSetupError> {
+    server_config_from_pem_with_versions(cert_chain, key, rustls::DEFAULT_VERSIONS)
+}
+
+/// [`server_config_from_pem`] speaking only `versions`.
+///
+/// # Errors
+///
+/// As [`server_config_from_pem`].
+pub fn server_config_from_pem_with_versions(
+    cert_chain: &[u8],
+    key: &[u8],
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> Result<Arc<ServerConfig>, TlsSetupError> {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_chain)
         .collect::<Result<_, _>>()
         .map_err(|e| TlsSetupError(format!("bad certificate PEM: {e}")))?;
@@ -115,7 +198,7 @@ pub fn server_config_from_pem(
     let key = PrivateKeyDer::from_pem_slice(key)
         .map_err(|e| TlsSetupError(format!("bad key PEM: {e}")))?;
     let mut config = ServerConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .map_err(|e| TlsSetupError(e.to_string()))?
         .with_no_client_auth()
         .with_single_cert(certs, key)

@@ -77,6 +77,8 @@ pub struct FixtureOptions {
     pub tls: bool,
     /// Serve HTTPS with the untrusted [`OTHER_CERT_PEM`] instead.
     pub untrusted_cert: bool,
+    /// With `tls`: speak only this TLS version (`"TLSv1.2"` or `"TLSv1.3"`).
+    pub tls_only: Option<&'static str>,
     /// Record every request target (for exactly-once checks).
     pub record: bool,
     /// Address to bind (`127.0.0.1:0`).
@@ -91,6 +93,7 @@ impl Default for FixtureOptions {
             pages: 2000,
             tls: false,
             untrusted_cert: false,
+            tls_only: None,
             record: false,
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             robots: None,
@@ -335,9 +338,15 @@ pub fn serve(
     let tls_config = if options.untrusted_cert {
         Some(tls::server_config_from_pem(OTHER_CERT_PEM, OTHER_KEY_PEM).map_err(io::Error::other)?)
     } else if options.tls {
+        let versions =
+            tls::protocol_versions(options.tls_only, options.tls_only).map_err(io::Error::other)?;
         Some(
-            tls::server_config_from_pem(TEST_SERVER_CERT_PEM, TEST_SERVER_KEY_PEM)
-                .map_err(io::Error::other)?,
+            tls::server_config_from_pem_with_versions(
+                TEST_SERVER_CERT_PEM,
+                TEST_SERVER_KEY_PEM,
+                &versions,
+            )
+            .map_err(io::Error::other)?,
         )
     } else {
         None

@@ -126,8 +126,11 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("DOWNLOAD_SLOTS", json!({})),
         // trawl: 60 s, not 180 s (slow hosts must not hold every slot for 3 minutes).
         ("DOWNLOAD_TIMEOUT", json!(60)),
+        ("DOWNLOAD_TLS_MAX_VERSION", json!(null)),
+        ("DOWNLOAD_TLS_MIN_VERSION", json!(null)),
         ("DOWNLOAD_VERIFY_CERTIFICATES", json!(true)),
         ("DOWNLOAD_WARNSIZE", json!(32 * 1024 * 1024)),
+        ("DOWNLOADER_CLIENT_TLS_METHOD", json!("TLS")),
         ("DOWNLOADER_MIDDLEWARES", json!({})),
         (
             "DOWNLOADER_MIDDLEWARES_BASE",

@@ -290,25 +290,52 @@ impl Inner {
                     i2.keys.queue
                 );
             }
-            if cleared > 0 && cleared == results.len() {
-                if sharded {
-                    let _ = client(&i2)
-                        .command(&["DEL", i2.keys.meta.as_str()])
-                        .add_errback(|_| Ok(Value::Nil));
-                }
+            if cleared > 0 && cleared == results.len() && !sharded {
                 log::info!(
                     "Last worker out: deleted {} and its dupefilter (SCHEDULER_PERSIST is off)",
                     i2.keys.queue
                 );
             }
-            let c = client(&i2).counters();
-            let s = &i2.stats;
-            s.set_value("redis/commands", c.commands.into());
-            s.set_value("redis/round_trips", c.round_trips.into());
-            s.set_value("redis/bytes_sent", c.bytes_sent.into());
-            s.set_value("redis/bytes_received", c.bytes_received.into());
-            s.set_value("redis/reconnects", c.connects.saturating_sub(1).into());
-            Ok::<(), Failure>(())
+            record_counters(&i2);
+            if !sharded || i2.config.persist {
+                return crate::defer::succeed(());
+            }
+            // On a cluster each shard is cleared by the last worker to close it, and two
+            // workers closing together may each clear some: whoever finishes closing
+            // last finds every shard's meta gone (both have closed everywhere by then)
+            // and deletes the crawl's record.
+            let checks: Vec<Deferred<Value>> = shards
+                .iter()
+                .map(|k| client(&i2).command(&["EXISTS", k.meta.as_str()]))
+                .collect();
+            let i3 = i2.clone();
+            all(checks).then(move |r| {
+                let gone = r.is_ok_and(|v| {
+                    v.iter()
+                        .all(|x| x.as_ref().is_ok_and(|v| v.as_int() == Some(0)))
+                });
+                if !gone {
+                    return crate::defer::succeed(());
+                }
+                log::info!(
+                    "Last worker out: deleted {} and its dupefilter (SCHEDULER_PERSIST is off)",
+                    i3.keys.queue
+                );
+                client(&i3)
+                    .command(&["DEL", i3.keys.meta.as_str()])
+                    .then(|_| Ok::<(), Failure>(()))
+            })
         })
     }
+}
+
+/// The client's traffic counters into the crawl's stats.
+fn record_counters(i: &Inner) {
+    let c = client(i).counters();
+    let s = &i.stats;
+    s.set_value("redis/commands", c.commands.into());
+    s.set_value("redis/round_trips", c.round_trips.into());
+    s.set_value("redis/bytes_sent", c.bytes_sent.into());
+    s.set_value("redis/bytes_received", c.bytes_received.into());
+    s.set_value("redis/reconnects", c.connects.saturating_sub(1).into());
 }

@@ -117,6 +117,37 @@ impl HttpHandler {
         let s = &ctx.settings;
         let mut config = HttpClientConfig::new()?;
         config.max_idle_per_key = s.get_usize("CONCURRENT_REQUESTS_PER_DOMAIN")?.max(1);
+        // DOWNLOAD_TLS_MIN_VERSION / DOWNLOAD_TLS_MAX_VERSION, and the deprecated
+        // DOWNLOADER_CLIENT_TLS_METHOD ("TLSv1.2": that version only).
+        let method = s
+            .get_str("DOWNLOADER_CLIENT_TLS_METHOD")?
+            .unwrap_or_default();
+        let pinned = match method.as_str() {
+            "" | "TLS" => None,
+            "TLSv1.0" | "TLSv1.1" | "TLSv1.2" => {
+                log::warn!(
+                    "Setting DOWNLOADER_CLIENT_TLS_METHOD to a non-default value is deprecated, \
+                     please use DOWNLOAD_TLS_MIN_VERSION and/or DOWNLOAD_TLS_MAX_VERSION instead."
+                );
+                Some(method.clone())
+            }
+            other => {
+                return Err(Failure::msg(format!(
+                    "Unknown DOWNLOADER_CLIENT_TLS_METHOD value: {other}"
+                )));
+            }
+        };
+        let min = s
+            .get_str("DOWNLOAD_TLS_MIN_VERSION")?
+            .or_else(|| pinned.clone());
+        let max = s.get_str("DOWNLOAD_TLS_MAX_VERSION")?.or(pinned);
+        if min.is_some() || max.is_some() {
+            let versions = crate::net::tls::protocol_versions(min.as_deref(), max.as_deref())
+                .map_err(Failure::msg)?;
+            config.tls_verify = crate::net::tls::client_config_webpki_with_versions(&versions)?;
+            config.tls_no_verify =
+                crate::net::tls::client_config_dangerous_no_verify_with_versions(&versions)?;
+        }
         // TLS sessions kept for resumption: a host revisited after its connection
         // closed resumes instead of a full handshake (no certificate exchange).
         let sessions = s.get_usize("TLS_SESSION_CACHE_SIZE")?;
