@@ -34,37 +34,6 @@ fn text(v: Value) -> String {
     String::from_utf8_lossy(v.as_bytes().expect("bulk")).into_owned()
 }
 
-/// Waits until every replica of `master` has acknowledged all it was sent.
-fn replica_caught_up(master: &RedisServer) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let info = master.call_text(&["INFO", "replication"]);
-        let field = |line: &str, name: &str| -> Option<u64> {
-            line.split([',', ':'])
-                .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
-        };
-        let own = info.lines().find_map(|l| {
-            l.strip_prefix("master_repl_offset:")?
-                .trim()
-                .parse::<u64>()
-                .ok()
-        });
-        let acked: Vec<Option<u64>> = info
-            .lines()
-            .filter(|l| l.starts_with("slave") && l.contains("offset="))
-            .map(|l| field(l, "offset"))
-            .collect();
-        if own.is_some() && !acked.is_empty() && acked.iter().all(|a| *a >= own) {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the replica did not catch up: {info}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
 fn cluster() -> RedisCluster {
     RedisCluster::start(3, 1).expect("redis-server and redis-cli are needed for this test")
 }
@@ -299,9 +268,10 @@ fn a_masters_failover_is_followed() {
         .iter()
         .position(|n| n.port() == dead_port)
         .expect("the master's node");
-    // Let the victim's replica catch up before the kill: what was acknowledged is there.
+    // Let the replicas catch up before the kill: what was acknowledged is there.
     // (`WAIT` counts only its own connection's writes, so the offsets are compared.)
-    replica_caught_up(&c.nodes[victim]);
+    c.wait_replicas_synced(3, std::time::Duration::from_secs(30))
+        .expect("the replicas catch up");
     c.nodes[victim].kill();
     // Sent while the master is dead and before its replica is promoted.
     let d = cl.command(&["SET", keys[0].as_str(), "after"]);

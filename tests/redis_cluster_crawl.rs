@@ -22,6 +22,7 @@ use trawl::distributed::scheduler::shard_tag;
 use trawl::proto::cluster::{SlotTable, key_slot};
 use trawl::testing::{FixtureOptions, FixtureServer, RedisCluster, RedisServer};
 use util::live::{LiveSpider, Seen, crawl_with, follow_site, get, page_set};
+use util::process::finish;
 
 fn cluster(replicas: usize) -> RedisCluster {
     // RUST_LOG=debug shows the workers' side of a failure.
@@ -445,32 +446,6 @@ fn worker(srv: &FixtureServer, url: &str) -> Child {
         .expect("spawn trawl")
 }
 
-/// Waits for a worker, at most three minutes.
-fn finish(mut child: Child) -> (i32, String) {
-    let deadline = Instant::now() + Duration::from_secs(180);
-    let mut stderr = child.stderr.take().expect("stderr");
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
-        s
-    });
-    let code = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status.code().unwrap_or(-1);
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "a worker did not stop within 180 s:\n{}",
-                reader.join().unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    (code, reader.join().unwrap_or_default())
-}
-
 #[test]
 fn three_workers_crawl_3000_pages_over_the_cluster_and_one_is_killed() {
     let c = cluster(0);
@@ -510,7 +485,7 @@ fn three_workers_crawl_3000_pages_over_the_cluster_and_one_is_killed() {
         call(&c, &["ZADD", &workers_key, "XX", "CH", "0", &id]);
     }
     for w in workers {
-        let (code, log) = finish(w);
+        let (code, log) = finish(w, 180);
         assert_eq!(code, 0, "{log}");
     }
     assert!(fetched_at_kill < 3000, "the kill came after the crawl");

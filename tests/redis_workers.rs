@@ -6,6 +6,8 @@
 
 mod util;
 
+use util::process::finish;
+
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -137,32 +139,6 @@ fn worker(srv: &FixtureServer, redis: &RedisServer, extra: &[&str]) -> Child {
         .expect("spawn trawl")
 }
 
-/// Waits for a worker (at most two minutes: a worker that never stops is a failure,
-/// not a hung test run).
-fn finish(mut child: Child) -> (i32, String) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    // Drain stderr meanwhile so a chatty worker never blocks on a full pipe.
-    let mut stderr = child.stderr.take().expect("stderr");
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
-        s
-    });
-    let code = loop {
-        if let Some(status) = child.try_wait().expect("try_wait") {
-            break status.code().unwrap_or(-1);
-        }
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            let log = reader.join().unwrap_or_default();
-            panic!("a worker did not stop within 120 s:\n{log}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    (code, reader.join().unwrap_or_default())
-}
-
 /// Every reference page fetched, and only the site's expected pages; the fetches
 /// beyond the reference's counts.
 fn check_pages(srv: &FixtureServer, reference: &HashMap<String, u32>) -> u32 {
@@ -240,7 +216,7 @@ fn a_worker_killed_mid_crawl_loses_nothing() {
         .expect("zadd");
     assert_eq!(moved, Value::Integer(1), "the deadline of {id} was moved");
     for w in workers {
-        let (code, log) = finish(w);
+        let (code, log) = finish(w, 120);
         assert_eq!(code, 0, "{log}");
     }
     assert!(fetched_at_kill < 2000, "the kill came after the crawl");
@@ -327,7 +303,7 @@ fn each_workers_own_feed_loses_nothing_when_one_is_killed() {
         .call(&["ZADD", "w:requests:workers", "XX", "CH", "0", &id])
         .expect("zadd");
     for w in workers {
-        let (code, log) = finish(w);
+        let (code, log) = finish(w, 120);
         assert_eq!(code, 0, "{log}");
     }
     let mut count: HashMap<String, u32> = HashMap::new();
@@ -379,7 +355,7 @@ fn redis_restarted_mid_crawl_loses_nothing() {
     redis.restart().expect("restart on the same data dir");
     let mut logs = String::new();
     for w in workers {
-        let (code, log) = finish(w);
+        let (code, log) = finish(w, 120);
         assert_eq!(code, 0, "{log}");
         logs.push_str(&log);
     }

@@ -70,7 +70,18 @@ impl RedisCluster {
         }
         let cluster = Self { nodes };
         cluster.wait_ok(Duration::from_secs(30))?;
-        cluster.wait_replicas_synced(masters * replicas, Duration::from_secs(30))?;
+        if replicas > 0 {
+            // A write every replica must receive: the cluster is empty, so FLUSHALL
+            // changes nothing but the replication offsets.
+            for n in &cluster.nodes {
+                if n.call_text(&["INFO", "replication"])
+                    .contains("role:master")
+                {
+                    let _ = n.call(&["FLUSHALL"]);
+                }
+            }
+            cluster.wait_replicas_synced(masters * replicas, Duration::from_secs(30))?;
+        }
         Ok(cluster)
     }
 
@@ -97,12 +108,12 @@ impl RedisCluster {
     }
 
     /// Waits until `replicas` nodes are replicas that have processed everything their
-    /// master has written (`slave_repl_offset` ≥ the master's `master_repl_offset`,
-    /// after a replicated write to every master). A replica that never synced refuses
-    /// to be promoted, and one that did a diskless sync gets its master's stream only
-    /// after its first acknowledgement, up to a second later: a master killed before
-    /// that takes everything to the grave and the promoted replica is empty. A test
-    /// that kills a master waits for this first.
+    /// master has written (`slave_repl_offset` ≥ the master's non-zero
+    /// `master_repl_offset`; `start` writes to every master first). A replica that
+    /// never synced refuses to be promoted, and one that did a diskless sync gets its
+    /// master's stream only after its first acknowledgement, up to a second later: a
+    /// master killed before that takes everything to the grave and the promoted replica
+    /// is empty. A test that kills a master waits for this first.
     ///
     /// # Errors
     ///
@@ -113,24 +124,12 @@ impl RedisCluster {
                 .find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.trim().parse().ok())
         };
         let deadline = Instant::now() + timeout;
-        let mut probed = false;
         loop {
             let infos: Vec<(u16, String)> = self
                 .nodes
                 .iter()
                 .map(|n| (n.port(), n.call_text(&["INFO", "replication"])))
                 .collect();
-            if !probed {
-                // A write every replica must receive: the cluster is empty, so
-                // FLUSHALL changes nothing but the replication offsets.
-                for (port, info) in &infos {
-                    if info.contains("role:master") {
-                        let _ = RedisServer::attach(*port).call(&["FLUSHALL"]);
-                    }
-                }
-                probed = true;
-                continue;
-            }
             let synced = infos
                 .iter()
                 .filter(|(_, info)| {

@@ -5,6 +5,7 @@ pub mod crawl;
 pub mod live;
 pub mod media;
 pub mod net;
+pub mod process;
 
 use std::cell::RefCell;
 use std::sync::Once;
