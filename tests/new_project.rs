@@ -18,6 +18,9 @@ fn cargo(project: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(project)
         .env("CARGO_TARGET_DIR", target)
+        // As small as the tree's own test builds: line tables only, no incremental cache.
+        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
+        .env("CARGO_INCREMENTAL", "0")
         .env_remove("RUSTFLAGS")
         .output()
         .expect("cargo runs")
