@@ -471,3 +471,43 @@ fn latency_reflects_server_delay() {
     let r = net.get(&srv.url("/delay/150")).unwrap();
     assert!(r.latency >= 0.14, "latency {}", r.latency);
 }
+
+#[test]
+fn idle_connections_in_all_stay_within_max_idle_total_oldest_closed_first() {
+    // One request after another to six hosts of the broad fixture with room for three
+    // idle connections in all: the three idle the longest are closed, the three most
+    // recent are kept (a request to host 5 reuses its connection, one to host 0
+    // connects again).
+    use trawl::testing::{BroadOptions, BroadSite};
+    let srv = FixtureServer::start_broad(BroadOptions {
+        hosts: 6,
+        pages_per_host: 2,
+        ..BroadOptions::default()
+    })
+    .unwrap();
+    let site: BroadSite = srv.broad_site().unwrap().clone();
+    let mut net = Net::new();
+    let mut config = trawl::client::http::HttpClientConfig::new().unwrap();
+    config.max_idle_total = 3;
+    net.client = trawl::client::http::HttpClient::new(&net.reactor.handle(), config);
+    for i in 0..6 {
+        assert_eq!(net.get(&site.page_url(i, 1)).unwrap().status, 200);
+    }
+    let c = net.client.counters();
+    assert_eq!((c.connections, c.idle_evicted), (6, 3));
+    assert_eq!(net.client.idle_connections(), 3);
+    assert_eq!(net.get(&site.page_url(5, 0)).unwrap().status, 200);
+    assert_eq!(
+        net.client.counters().connections,
+        6,
+        "host 5's connection reused"
+    );
+    assert_eq!(net.get(&site.page_url(0, 0)).unwrap().status, 200);
+    let c = net.client.counters();
+    assert_eq!(
+        (c.connections, c.idle_evicted),
+        (7, 4),
+        "host 0 connected again"
+    );
+    assert_eq!(net.client.idle_connections(), 3);
+}

@@ -134,14 +134,15 @@ const TESTING_FILES: &[(&str, u32)] = &[
     ("site", 0),
     ("tempdir", 0),
     ("reply", 0),
-    ("fixture", 1),
-    ("hostile", 1),
-    ("login", 1),
-    ("media", 1),
-    ("spiders", 1),
-    ("routes", 2),
-    ("redis_server", 2),
-    ("redis_cluster", 3),
+    ("broad", 1),
+    ("fixture", 2),
+    ("hostile", 2),
+    ("login", 2),
+    ("media", 2),
+    ("spiders", 2),
+    ("routes", 3),
+    ("redis_server", 3),
+    ("redis_cluster", 4),
 ];
 
 /// The files that make up the engine, the downloader, the scraper, the middlewares and

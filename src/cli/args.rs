@@ -208,6 +208,42 @@ const OPTS: &[Opt] = &[
         commands: &["serve"],
     },
     Opt {
+        name: "hosts",
+        spellings: &["--hosts"],
+        value: true,
+        commands: &["serve"],
+    },
+    Opt {
+        name: "pages-per-host",
+        spellings: &["--pages-per-host"],
+        value: true,
+        commands: &["serve"],
+    },
+    Opt {
+        name: "names",
+        spellings: &["--names"],
+        value: false,
+        commands: &["serve"],
+    },
+    Opt {
+        name: "broad",
+        spellings: &["--broad"],
+        value: false,
+        commands: &["crawl"],
+    },
+    Opt {
+        name: "urls-file",
+        spellings: &["--urls-file"],
+        value: true,
+        commands: &["serve", "crawl"],
+    },
+    Opt {
+        name: "hosts-file",
+        spellings: &["--hosts-file"],
+        value: true,
+        commands: &["serve"],
+    },
+    Opt {
         name: "time",
         spellings: &["--time"],
         value: true,

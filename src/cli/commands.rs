@@ -65,7 +65,8 @@ quote block), like `scrapy bench`. Prints pages/min, items/min, peak RSS and the
 ";
 
 const CRAWL_HELP: &str = "\
-Usage: trawl crawl URL... [--allow REGEX]... [--deny REGEX]... [--depth N] [--same-domain]
+Usage: trawl crawl URL... [--urls-file FILE] [--allow REGEX]... [--deny REGEX]... [--depth N]
+                   [--same-domain] [--broad]
                    [--jobdir DIR [--jobdir-salvage]] [--redis URL [--redis-start-key KEY]]
                    [--name NAME] [-o FILE | -O FILE] [-s NAME=VALUE]...
 
@@ -77,6 +78,11 @@ obeyed (-s ROBOTSTXT_OBEY=false to ignore it).
   --allow REGEX   follow only URLs matching (repeatable)
   --deny REGEX    never follow URLs matching (repeatable)
   --depth N       DEPTH_LIMIT (0: unlimited)
+  --urls-file FILE  start URLs from FILE too, one per line (# comments)
+  --broad         the settings Scrapy's Broad Crawls guide recommends: breadth-first
+                  (DEPTH_PRIORITY 1, FIFO queues), DownloaderAwarePriorityQueue,
+                  CONCURRENT_REQUESTS 100, REACTOR_THREADPOOL_MAXSIZE 20, no cookies,
+                  retries or redirects, DOWNLOAD_TIMEOUT 15 (each can be overridden with -s)
   --same-domain   stay on the start URLs' hosts (and their subdomains; with the
                   start URL's port, as Scrapy's allow_domains compares host:port)
   --jobdir DIR    JOBDIR: the crawl's state lives in DIR; run the same command again
@@ -106,13 +112,28 @@ host only. A failed download prints the error and exits 1.
 
 const SERVE_HELP: &str = "\
 Usage: trawl serve [--pages N] [--port P] [--tls]
+       trawl serve --hosts N [--pages-per-host K] [--names] [--port P] [--tls]
+                   [--urls-file FILE] [--hosts-file FILE]
 
 Runs the fixture site server in the foreground on 127.0.0.1 (pages, quotes section,
 robots.txt, sitemaps and the behaviour routes the tests use). Ctrl+C stops it.
 
-  --pages N   generated pages (default 2000)
-  --port P    port (default 0: any free port; the URL is printed)
-  --tls       HTTPS with the embedded test certificate
+With --hosts, the broad fixture instead: N sites on N loopback addresses (127.1.0.1,
+127.1.0.2, ...; one port for all), each with its own robots.txt (disallowing /private/)
+and K pages of one quote block each, linking within and across hosts. A polite crawl of
+the start URLs fetches N x K pages.
+
+  --pages N            generated pages (default 2000)
+  --port P             port (default 0: any free port; the URL is printed)
+  --tls                HTTPS with the embedded test certificate (localhost, 127.0.0.1,
+                       *.fixture.test); with --hosts-file, the test CA is written beside
+                       it as ca.pem (for -s DOWNLOAD_TLS_CA_FILE=...)
+  --hosts N            serve the broad fixture with N sites (at most 65534)
+  --pages-per-host K   pages per site, the root included (default 10)
+  --names              links name hosts hNNNNN.fixture.test (resolve them with
+                       -s DNS_RESOLVE=HOSTS_FILE); needed to verify certificates with --tls
+  --urls-file FILE     write the start URLs (every host's root) there, one per line
+  --hosts-file FILE    write the hosts' names and addresses there (/etc/hosts format)
 ";
 
 /// Dispatches a parsed command line.
@@ -298,12 +319,23 @@ fn crawl(args: &Args) -> Result<i32, CliError> {
             "--redis-start-key needs --redis URL".into(),
         ));
     }
-    if args.positional.is_empty() && args.value("redis-start-key").is_none() {
+    let mut start = args.positional.clone();
+    if let Some(path) = args.value("urls-file") {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::Usage(format!("--urls-file {path}: {e}")))?;
+        start.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_owned),
+        );
+    }
+    if start.is_empty() && args.value("redis-start-key").is_none() {
         return Err(CliError::Usage("trawl crawl needs at least one URL".into()));
     }
     let mut hosts = Vec::new();
     let mut netlocs = Vec::new();
-    for u in &args.positional {
+    for u in &start {
         let url = Url::parse(u).map_err(|e| CliError::Usage(format!("invalid URL {u:?}: {e}")))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(CliError::Usage(format!("not an http(s) URL: {u}")));
@@ -337,6 +369,11 @@ fn crawl(args: &Args) -> Result<i32, CliError> {
     if let Some(d) = depth {
         settings.set("DEPTH_LIMIT", d, Priority::Cmdline);
     }
+    if args.flag("broad") {
+        for (name, value) in broad_crawl_settings() {
+            settings.set(name, value, Priority::Command);
+        }
+    }
     if let Some(dir) = args.value("jobdir") {
         settings.set("JOBDIR", dir, Priority::Cmdline);
     }
@@ -358,14 +395,13 @@ fn crawl(args: &Args) -> Result<i32, CliError> {
     apply_common(args, &mut settings)?;
     let pages = Pages {
         name: args.value("name").unwrap_or("crawl").to_owned(),
-        start: args.positional.clone(),
+        start: start.clone(),
         allowed: if same_domain { hosts } else { Vec::new() },
         links: links.clone(),
     };
     let spider = CrawlSpider::new(pages, vec![Rule::new(links).callback("page").follow(true)]);
     let spider: Box<dyn crate::crawl::Spider> = if redis.is_some() {
-        let mut s = crate::distributed::RedisSpider::new(Box::new(spider))
-            .with_seeds(args.positional.clone());
+        let mut s = crate::distributed::RedisSpider::new(Box::new(spider)).with_seeds(start);
         if let Some(k) = args.value("redis-start-key") {
             s = s.with_key(k);
         }
@@ -377,6 +413,29 @@ fn crawl(args: &Args) -> Result<i32, CliError> {
     crate::distributed::register(&mut registry);
     let crawler = run_crawl(spider, settings, registry, progress_wanted(args))?;
     Ok(exit_code(&crawler))
+}
+
+/// `trawl crawl --broad`: the settings Scrapy's "Broad Crawls" guide recommends (at
+/// command priority: `-s` still overrides each). Breadth-first order (`DEPTH_PRIORITY`
+/// 1 with FIFO queues), the least busy download slot first, 100 requests at once, 20
+/// DNS threads, no cookies, retries or redirects, a 15 s timeout.
+pub fn broad_crawl_settings() -> Vec<(&'static str, serde_json::Value)> {
+    use serde_json::json;
+    vec![
+        (
+            "SCHEDULER_PRIORITY_QUEUE",
+            json!("trawl.DownloaderAwarePriorityQueue"),
+        ),
+        ("CONCURRENT_REQUESTS", json!(100)),
+        ("REACTOR_THREADPOOL_MAXSIZE", json!(20)),
+        ("COOKIES_ENABLED", json!(false)),
+        ("RETRY_ENABLED", json!(false)),
+        ("DOWNLOAD_TIMEOUT", json!(15)),
+        ("REDIRECT_ENABLED", json!(false)),
+        ("DEPTH_PRIORITY", json!(1)),
+        ("SCHEDULER_DISK_QUEUE", json!("trawl.FifoDiskQueue")),
+        ("SCHEDULER_MEMORY_QUEUE", json!("trawl.FifoMemoryQueue")),
+    ]
 }
 
 // ---------------------------------------------------------------- fetch
@@ -483,6 +542,14 @@ fn fetch(args: &Args) -> Result<i32, CliError> {
 
 fn serve(args: &Args) -> Result<i32, CliError> {
     no_positional(args)?;
+    if args.value("hosts").is_some() {
+        return serve_broad(args);
+    }
+    for broad_only in ["pages-per-host", "names", "urls-file", "hosts-file"] {
+        if args.flag(broad_only) || args.value(broad_only).is_some() {
+            return Err(CliError::Usage(format!("--{broad_only} needs --hosts")));
+        }
+    }
     let pages: usize = args.number("pages")?.unwrap_or(2000);
     let port: u16 = args.number("port")?.unwrap_or(0);
     logging(args, "INFO")?;
@@ -500,6 +567,68 @@ fn serve(args: &Args) -> Result<i32, CliError> {
     println!(
         "trawl serve: {scheme}://{}/index.html ({pages} pages); Ctrl+C stops",
         served.local_addr()
+    );
+    let h = handle.clone();
+    let _signals = crate::crawl::ShutdownSignals::install(
+        &handle,
+        move || {
+            log::info!("Received SIGINT, stopping the server");
+            h.stop();
+        },
+        || {},
+    );
+    let r = reactor.run();
+    served.close();
+    r.map_err(|e| CliError::Failed(e.to_string()))?;
+    Ok(0)
+}
+
+/// `trawl serve --hosts N`: the broad fixture in the foreground.
+fn serve_broad(args: &Args) -> Result<i32, CliError> {
+    use crate::testing::broad::{BroadOptions, MAX_HOSTS};
+    let hosts: usize = args.number("hosts")?.unwrap_or(1000);
+    if hosts == 0 || hosts > MAX_HOSTS {
+        return Err(CliError::Usage(format!(
+            "--hosts must be 1 to {MAX_HOSTS}, not {hosts}"
+        )));
+    }
+    let options = BroadOptions {
+        hosts,
+        pages_per_host: args.number("pages-per-host")?.unwrap_or(10).max(1),
+        tls: args.flag("tls"),
+        names: args.flag("names"),
+        port: args.number("port")?.unwrap_or(0),
+    };
+    logging(args, "INFO")?;
+    let mut reactor = Reactor::new().map_err(|e| CliError::Failed(e.to_string()))?;
+    let handle = reactor.handle();
+    let served = crate::testing::fixture::serve_broad(&handle, &options, Arc::default())
+        .map_err(|e| CliError::Failed(format!("the broad fixture: {e}")))?;
+    let Some(site) = served.broad_site() else {
+        return Err(CliError::Failed("the broad fixture has no site".into()));
+    };
+    let write = |flag: &str, text: String| -> Result<(), CliError> {
+        if let Some(path) = args.value(flag) {
+            std::fs::write(path, text)
+                .map_err(|e| CliError::Failed(format!("--{flag} {path}: {e}")))?;
+        }
+        Ok(())
+    };
+    write("urls-file", site.start_urls())?;
+    write("hosts-file", site.hosts_file())?;
+    if options.tls
+        && let Some(path) = args.value("hosts-file")
+    {
+        let ca = std::path::Path::new(path).with_file_name("ca.pem");
+        std::fs::write(&ca, crate::testing::fixture::TEST_CA_PEM)
+            .map_err(|e| CliError::Failed(format!("{}: {e}", ca.display())))?;
+    }
+    println!(
+        "trawl serve: {} hosts x {} pages, {} ... {}; Ctrl+C stops",
+        site.hosts(),
+        site.pages_per_host(),
+        site.page_url(0, 0),
+        site.page_url(site.hosts() - 1, 0)
     );
     let h = handle.clone();
     let _signals = crate::crawl::ShutdownSignals::install(

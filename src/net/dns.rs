@@ -6,6 +6,10 @@
 //! IP literals skip all of it. Concurrent lookups of one host share one thread job.
 //! Like Scrapy's `CachingThreadedResolver`, results are cached without a TTL and the
 //! oldest entry is evicted when the cache is full; `DNS_TIMEOUT` bounds each lookup.
+//!
+//! `overrides` (trawl's `DNS_RESOLVE`, curl's `--resolve`) answer for the hosts they
+//! name in place of `getaddrinfo`, on the same threads and through the same cache, so a
+//! crawl of made-up host names exercises the resolver as a real one would.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -30,6 +34,9 @@ pub struct ResolverConfig {
     pub timeout: f64,
     /// Helper threads at most (`REACTOR_THREADPOOL_MAXSIZE`, 10).
     pub threads: usize,
+    /// Addresses answered for these (lower-case) host names instead of asking the
+    /// system (`DNS_RESOLVE`).
+    pub overrides: Arc<HashMap<String, Vec<IpAddr>>>,
 }
 
 impl Default for ResolverConfig {
@@ -39,6 +46,7 @@ impl Default for ResolverConfig {
             cache_size: 10_000,
             timeout: 60.0,
             threads: 10,
+            overrides: Arc::default(),
         }
     }
 }
@@ -68,6 +76,7 @@ struct Job {
 }
 
 struct Pool {
+    overrides: Arc<HashMap<String, Vec<IpAddr>>>,
     jobs: Sender<Job>,
     queue: Arc<Mutex<Receiver<Job>>>,
     idle: Arc<AtomicUsize>,
@@ -90,6 +99,7 @@ impl Pool {
     fn spawn(&mut self) {
         let queue = self.queue.clone();
         let idle = self.idle.clone();
+        let overrides = self.overrides.clone();
         let spawned = std::thread::Builder::new()
             .name("trawl-dns".into())
             .spawn(move || {
@@ -101,6 +111,10 @@ impl Pool {
                     };
                     idle.fetch_sub(1, Ordering::AcqRel);
                     let Ok(job) = job else { return };
+                    if let Some(ips) = overrides.get(&job.host) {
+                        job.reply.send(Ok(ips.clone()));
+                        continue;
+                    }
                     let result = (job.host.as_str(), 0u16)
                         .to_socket_addrs()
                         .map(|addrs| {
@@ -149,6 +163,7 @@ impl Resolver {
                 order: VecDeque::new(),
                 pending: HashMap::new(),
                 pool: Pool {
+                    overrides: config.overrides.clone(),
                     jobs: tx,
                     queue: Arc::new(Mutex::new(rx)),
                     idle: Arc::new(AtomicUsize::new(0)),
@@ -292,5 +307,95 @@ impl fmt::Debug for Resolver {
             .field("pending", &s.pending.len())
             .field("threads", &s.pool.started)
             .finish()
+    }
+}
+
+/// Parses a hosts file (`/etc/hosts` format: `ADDRESS NAME [NAME...]` per line, `#`
+/// comments) into lower-case names and their addresses, in file order.
+///
+/// # Errors
+///
+/// A line whose first field is not an IP address, or that names no host (with its
+/// line number).
+pub fn parse_hosts(text: &str) -> Result<HashMap<String, Vec<IpAddr>>, String> {
+    let mut map: HashMap<String, Vec<IpAddr>> = HashMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("");
+        let mut fields = line.split_whitespace();
+        let Some(addr) = fields.next() else { continue };
+        let ip: IpAddr = addr
+            .parse()
+            .map_err(|_| format!("line {}: {addr:?} is not an IP address", n + 1))?;
+        let mut named = false;
+        for name in fields {
+            named = true;
+            let ips = map.entry(name.to_ascii_lowercase()).or_default();
+            if !ips.contains(&ip) {
+                ips.push(ip);
+            }
+        }
+        if !named {
+            return Err(format!("line {}: no host name after {addr}", n + 1));
+        }
+    }
+    Ok(map)
+}
+
+/// Parses one curl-style `--resolve` entry, `HOST:ADDRESS` or `HOST:PORT:ADDRESS` (the
+/// port is not used: an override answers for the name on every port); IPv6 addresses
+/// may be bracketed.
+///
+/// # Errors
+///
+/// No colon, an empty host, or an address that is not an IP address.
+pub fn parse_resolve_entry(entry: &str) -> Result<(String, IpAddr), String> {
+    let (host, rest) = entry
+        .split_once(':')
+        .ok_or_else(|| format!("{entry:?} is not HOST:ADDRESS"))?;
+    if host.is_empty() {
+        return Err(format!("{entry:?} names no host"));
+    }
+    let bare = |a: &str| {
+        a.trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<IpAddr>()
+    };
+    let ip = bare(rest).or_else(|_| match rest.split_once(':') {
+        Some((port, addr)) if port.bytes().all(|b| b.is_ascii_digit()) => bare(addr),
+        _ => bare(""),
+    });
+    ip.map(|ip| (host.to_ascii_lowercase(), ip))
+        .map_err(|_| format!("{entry:?}: the address is not an IP address"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_files_and_resolve_entries_parse() {
+        let map = parse_hosts("# c\n127.1.0.1 a.test B.test # x\n\n::1 a.test\n").unwrap();
+        assert_eq!(
+            map["a.test"],
+            vec![
+                "127.1.0.1".parse::<IpAddr>().unwrap(),
+                "::1".parse::<IpAddr>().unwrap()
+            ]
+        );
+        assert_eq!(map["b.test"].len(), 1);
+        assert!(parse_hosts("300.1.1.1 x").unwrap_err().contains("line 1"));
+        assert!(parse_hosts("127.0.0.1").unwrap_err().contains("no host"));
+        let ip4: IpAddr = "127.0.0.2".parse().unwrap();
+        let ip6: IpAddr = "::1".parse().unwrap();
+        assert_eq!(
+            parse_resolve_entry("X.test:127.0.0.2").unwrap(),
+            ("x.test".into(), ip4)
+        );
+        assert_eq!(parse_resolve_entry("x.test:443:127.0.0.2").unwrap().1, ip4);
+        assert_eq!(parse_resolve_entry("x.test:[::1]").unwrap().1, ip6);
+        assert_eq!(parse_resolve_entry("x.test:443:[::1]").unwrap().1, ip6);
+        assert!(parse_resolve_entry("x.test").is_err());
+        assert!(parse_resolve_entry(":127.0.0.1").is_err());
+        assert!(parse_resolve_entry("x.test:80:nope").is_err());
     }
 }

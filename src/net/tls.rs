@@ -137,6 +137,34 @@ pub fn client_config_with_pem_roots(pem: &[u8]) -> Result<Arc<ClientConfig>, Tls
     client_config_with_roots(roots)
 }
 
+/// Certificates verified against the Mozilla root set plus the PEM certificates in
+/// `extra_pem` (a private CA a crawl must trust), speaking only `versions`.
+///
+/// # Errors
+///
+/// The PEM holds no certificate, or one rustls rejects as a root; the provider refused
+/// the versions.
+pub fn client_config_webpki_plus_pem(
+    extra_pem: &[u8],
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> Result<Arc<ClientConfig>, TlsSetupError> {
+    let mut roots = RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    let mut count = 0;
+    for cert in CertificateDer::pem_slice_iter(extra_pem) {
+        let cert = cert.map_err(|e| TlsSetupError(format!("bad certificate PEM: {e}")))?;
+        roots
+            .add(cert)
+            .map_err(|e| TlsSetupError(format!("unusable root certificate: {e}")))?;
+        count += 1;
+    }
+    if count == 0 {
+        return Err(TlsSetupError("no certificate in the PEM".into()));
+    }
+    client_config_with_roots_and_versions(roots, versions)
+}
+
 /// No certificate verification at all (`verify=False`): the handshake signatures are
 /// still checked, but any certificate for any name is accepted. Scrapy's default
 /// context factory does this; trawl only does it when asked.
@@ -204,6 +232,20 @@ pub fn server_config_from_pem_with_versions(
         .with_single_cert(certs, key)
         .map_err(|e| TlsSetupError(e.to_string()))?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// `config` issuing stateless session tickets (what most large servers do) instead of
+/// remembering sessions in its 256-entry cache: any number of clients and hosts can
+/// resume.
+///
+/// # Errors
+///
+/// The ticket key could not be made.
+pub fn with_session_tickets(config: &ServerConfig) -> Result<Arc<ServerConfig>, TlsSetupError> {
+    let mut config = config.clone();
+    config.ticketer =
+        rustls::crypto::ring::Ticketer::new().map_err(|e| TlsSetupError(e.to_string()))?;
     Ok(Arc::new(config))
 }
 

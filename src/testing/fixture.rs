@@ -48,6 +48,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use super::broad::{BroadOptions, BroadSite};
 use super::reply::{Reply, Req, form_decode, reason};
 use super::site::Site;
 use crate::defer::Failure;
@@ -158,6 +159,7 @@ pub struct FixtureServer {
     caller: ThreadCaller,
     thread: Option<JoinHandle<()>>,
     pages: usize,
+    broad: Option<BroadSite>,
 }
 
 impl FixtureServer {
@@ -167,22 +169,50 @@ impl FixtureServer {
     ///
     /// Binding failed, or the TLS setup did.
     pub fn start(options: FixtureOptions) -> io::Result<Self> {
+        let tls = options.tls || options.untrusted_cert;
+        let pages = options.pages;
+        Self::start_with(tls, pages, move |handle, stats| {
+            serve(handle, &options, stats)
+        })
+    }
+
+    /// Starts the broad fixture (`options.hosts` sites on their own loopback addresses)
+    /// on a background thread; [`broad_site`](Self::broad_site) has its start URLs and
+    /// hosts file, [`addr`](Self::addr) is host 0's address.
+    ///
+    /// # Errors
+    ///
+    /// Binding one of the addresses failed, or the TLS setup did.
+    pub fn start_broad(options: BroadOptions) -> io::Result<Self> {
+        let tls = options.tls;
+        Self::start_with(tls, 0, move |handle, stats| {
+            serve_broad(handle, &options, stats)
+        })
+    }
+
+    fn start_with(
+        tls: bool,
+        pages: usize,
+        serve_it: impl FnOnce(&ReactorHandle, Arc<FixtureStats>) -> io::Result<Served> + Send + 'static,
+    ) -> io::Result<Self> {
         let stats = Arc::new(FixtureStats::default());
         let (tx, rx) = std::sync::mpsc::channel();
         let thread_stats = stats.clone();
-        let opts = options.clone();
         let thread = std::thread::Builder::new()
             .name("trawl-fixture".into())
             .spawn(move || {
                 let setup = (|| -> io::Result<(Reactor, Served)> {
                     let reactor = Reactor::new()?;
-                    let served = serve(&reactor.handle(), &opts, thread_stats)?;
+                    let served = serve_it(&reactor.handle(), thread_stats)?;
                     Ok((reactor, served))
                 })();
                 match setup {
                     Ok((mut reactor, served)) => {
-                        let _ =
-                            tx.send(Ok((served.local_addr(), reactor.handle().thread_caller())));
+                        let _ = tx.send(Ok((
+                            served.local_addr(),
+                            served.broad_site(),
+                            reactor.handle().thread_caller(),
+                        )));
                         if let Err(e) = reactor.run() {
                             log::error!("fixture server reactor failed: {e}");
                         }
@@ -193,16 +223,17 @@ impl FixtureServer {
                     }
                 }
             })?;
-        let (addr, caller) = rx
+        let (addr, broad, caller) = rx
             .recv()
             .map_err(|_| io::Error::other("fixture server thread died during start-up"))??;
         Ok(Self {
             addr,
-            tls: options.tls || options.untrusted_cert,
+            tls,
             stats,
             caller,
             thread: Some(thread),
-            pages: options.pages,
+            pages,
+            broad,
         })
     }
 
@@ -248,6 +279,12 @@ impl FixtureServer {
         Site::new(self.pages, self.base())
     }
 
+    /// The broad fixture's site (with its port), for a server from
+    /// [`start_broad`](Self::start_broad).
+    pub fn broad_site(&self) -> Option<&BroadSite> {
+        self.broad.as_ref()
+    }
+
     /// Counters.
     pub fn stats(&self) -> &FixtureStats {
         &self.stats
@@ -283,19 +320,27 @@ impl fmt::Debug for FixtureServer {
 
 /// A fixture being served on some reactor.
 pub struct Served {
-    port: Rc<ListeningPort>,
+    /// One listener, or one per broad host (never empty).
+    ports: Vec<Rc<ListeningPort>>,
     shared: Rc<RefCell<Option<Rc<Shared>>>>,
 }
 
 impl Served {
-    /// The bound address.
+    /// The bound address (host 0's, for the broad fixture).
     pub fn local_addr(&self) -> SocketAddr {
-        self.port.local_addr()
+        self.ports[0].local_addr()
+    }
+
+    /// The broad fixture's site, with the port it serves on.
+    pub fn broad_site(&self) -> Option<BroadSite> {
+        self.shared.borrow().as_ref().and_then(|s| s.broad.clone())
     }
 
     /// Stops listening and aborts every open connection.
     pub fn close(&self) {
-        self.port.stop_listening();
+        for port in &self.ports {
+            port.stop_listening();
+        }
         let conns: Vec<Rc<ServerConn>> = self
             .shared
             .borrow()
@@ -358,11 +403,91 @@ pub fn serve(
         "http"
     };
     let shared_cell: Rc<RefCell<Option<Rc<Shared>>>> = Rc::new(RefCell::new(None));
-    let cell = shared_cell.clone();
+    let port = listen(reactor, options.addr, tls_config, &shared_cell, &stats, 0)?;
+    let base = format!("{scheme}://{}", port.local_addr());
+    *shared_cell.borrow_mut() = Some(Rc::new(Shared {
+        conns: RefCell::new(Vec::new()),
+        site: Site::new(options.pages, base),
+        broad: None,
+        reactor: reactor.clone(),
+        stats,
+        record: options.record,
+        robots: options.robots.clone(),
+        flaky: RefCell::new(HashMap::new()),
+        bombs: RefCell::new(HashMap::new()),
+    }));
+    Ok(Served {
+        ports: vec![port],
+        shared: shared_cell,
+    })
+}
+
+/// Serves the broad fixture on `reactor`: host `i` on `BroadSite::addr(i)`, all on one
+/// port (`options.port`, or the one the first address got).
+///
+/// # Errors
+///
+/// An address could not be bound (the message names it), or the TLS setup failed.
+pub fn serve_broad(
+    reactor: &ReactorHandle,
+    options: &BroadOptions,
+    stats: Arc<FixtureStats>,
+) -> io::Result<Served> {
+    let tls_config = if options.tls {
+        // Stateless tickets: one shared config serves every host, and its session
+        // cache (256) would forget most of 10,000 hosts' sessions.
+        let config = tls::server_config_from_pem(TEST_SERVER_CERT_PEM, TEST_SERVER_KEY_PEM)
+            .map_err(io::Error::other)?;
+        Some(tls::with_session_tickets(&config).map_err(io::Error::other)?)
+    } else {
+        None
+    };
+    let mut site = BroadSite::new(options.clone());
+    let shared_cell: Rc<RefCell<Option<Rc<Shared>>>> = Rc::new(RefCell::new(None));
+    let mut ports = Vec::with_capacity(site.hosts());
+    let mut port = options.port;
+    for i in 0..site.hosts() {
+        let addr = BroadSite::socket_addr(i, port);
+        let listening = listen(reactor, addr, tls_config.clone(), &shared_cell, &stats, i)
+            .map_err(|e| io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+        port = listening.local_addr().port();
+        ports.push(listening);
+    }
+    site = BroadSite::new(BroadOptions {
+        port,
+        ..site.options().clone()
+    });
+    *shared_cell.borrow_mut() = Some(Rc::new(Shared {
+        conns: RefCell::new(Vec::new()),
+        site: Site::new(0, site.origin(0)),
+        broad: Some(site),
+        reactor: reactor.clone(),
+        stats,
+        record: false,
+        robots: None,
+        flaky: RefCell::new(HashMap::new()),
+        bombs: RefCell::new(HashMap::new()),
+    }));
+    Ok(Served {
+        ports,
+        shared: shared_cell,
+    })
+}
+
+/// Listens on `addr` for connections served by `cell`'s fixture as host `host`.
+fn listen(
+    reactor: &ReactorHandle,
+    addr: SocketAddr,
+    tls_config: Option<Arc<rustls::ServerConfig>>,
+    cell: &Rc<RefCell<Option<Rc<Shared>>>>,
+    stats: &Arc<FixtureStats>,
+    host: usize,
+) -> io::Result<Rc<ListeningPort>> {
+    let cell = cell.clone();
     let st = stats.clone();
-    let port = listen_tcp(
+    listen_tcp(
         reactor,
-        options.addr,
+        addr,
         move |peer| {
             st.connections.fetch_add(1, Ordering::Relaxed);
             let shared = cell.borrow().clone();
@@ -373,6 +498,7 @@ pub fn serve(
                 busy: Cell::new(false),
                 closed: Cell::new(false),
                 peer,
+                host,
                 me: me.clone(),
             });
             if let Some(shared) = shared {
@@ -384,22 +510,7 @@ pub fn serve(
             conn
         },
         tls_config,
-    )?;
-    let base = format!("{scheme}://{}", port.local_addr());
-    *shared_cell.borrow_mut() = Some(Rc::new(Shared {
-        conns: RefCell::new(Vec::new()),
-        site: Site::new(options.pages, base),
-        reactor: reactor.clone(),
-        stats,
-        record: options.record,
-        robots: options.robots.clone(),
-        flaky: RefCell::new(HashMap::new()),
-        bombs: RefCell::new(HashMap::new()),
-    }));
-    Ok(Served {
-        port,
-        shared: shared_cell,
-    })
+    )
 }
 
 /// Compressed bomb bodies by `(encoding, decoded size)`.
@@ -408,6 +519,8 @@ type BombCache = HashMap<(String, u64), Rc<Vec<u8>>>;
 pub(super) struct Shared {
     conns: RefCell<Vec<std::rc::Weak<ServerConn>>>,
     pub(super) site: Site,
+    /// The broad fixture's sites (routes by the connection's host instead).
+    broad: Option<BroadSite>,
     pub(super) reactor: ReactorHandle,
     pub(super) stats: Arc<FixtureStats>,
     record: bool,
@@ -425,6 +538,8 @@ struct ServerConn {
     closed: Cell<bool>,
     /// The client's address.
     peer: std::net::SocketAddr,
+    /// Which broad fixture host was connected to (0 otherwise).
+    host: usize,
     me: std::rc::Weak<ServerConn>,
 }
 
@@ -531,7 +646,10 @@ impl ServerConn {
             }
             let head_only = req.method == "HEAD";
             let close = req.wants_close();
-            let reply = shared.route(&req);
+            let reply = match &shared.broad {
+                Some(broad) => broad.route(self.host, &req),
+                None => shared.route(&req),
+            };
             self.send(reply, head_only, close);
         }
     }

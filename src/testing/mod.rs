@@ -8,6 +8,7 @@
 //! The helpers panic with a clear message when the expectation does not hold: they are
 //! assertions, meant for tests.
 
+pub mod broad;
 pub mod fixture;
 pub mod hostile;
 pub mod login;
@@ -30,6 +31,7 @@ use crate::net::{Protocol, Transport};
 
 pub use crate::reactor::ManualClock;
 use crate::reactor::{Fired, Reactor};
+pub use broad::{BroadOptions, BroadSite};
 pub use fixture::{FixtureOptions, FixtureServer};
 pub use redis_cluster::RedisCluster;
 pub use redis_server::{RedisServer, RedisServerOptions};

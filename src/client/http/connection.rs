@@ -44,6 +44,8 @@ pub(super) struct Connection {
     client: Weak<dyn Pool>,
     st: RefCell<ConnState>,
     pub(super) idle_timer: RefCell<Option<DelayedCall>>,
+    /// Its place in the pool's idle order while idle (0: not idle).
+    pub(super) idle_seq: Cell<u64>,
     /// The TLS handshake was counted.
     tls_counted: Cell<bool>,
     me: Weak<Connection>,
@@ -106,6 +108,7 @@ impl Connection {
                 notice: None,
             }),
             idle_timer: RefCell::new(None),
+            idle_seq: Cell::new(0),
             tls_counted: Cell::new(false),
             me: me.clone(),
         });

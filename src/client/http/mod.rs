@@ -31,6 +31,7 @@ mod exchange;
 mod types;
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::rc::{Rc, Weak};
 
@@ -61,6 +62,11 @@ struct Inner {
     /// Idle connections by origin (and proxy): keyed by names from the network, so
     /// hashed with a per-process, per-map seed ([`SeededMap`]).
     idle: RefCell<SeededMap<PoolKey, Vec<Rc<Connection>>>>,
+    /// Every idle connection by when it went idle (its `idle_seq`): the first is
+    /// closed when more than `max_idle_total` are idle.
+    idle_order: RefCell<BTreeMap<u64, Weak<Connection>>>,
+    /// The last `idle_seq` handed out.
+    idle_seq: Cell<u64>,
     counters: Cell<ClientCounters>,
     /// The out-of-descriptors warning was logged.
     fd_warned: Cell<bool>,
@@ -144,6 +150,8 @@ impl HttpClient {
                 connector,
                 connect,
                 idle: RefCell::new(SeededMap::default()),
+                idle_order: RefCell::new(BTreeMap::new()),
+                idle_seq: Cell::new(0),
                 counters: Cell::new(ClientCounters::default()),
                 fd_warned: Cell::new(false),
                 me: me.clone(),
@@ -201,14 +209,7 @@ impl HttpClient {
 
     /// Closes every idle connection.
     pub fn close_idle(&self) {
-        let all: Vec<Rc<Connection>> = self
-            .inner
-            .idle
-            .borrow_mut()
-            .drain()
-            .flat_map(|(_, v)| v)
-            .collect();
-        for conn in all {
+        for conn in self.inner.take_all_idle() {
             conn.close();
         }
     }
@@ -297,6 +298,7 @@ impl Inner {
                 let mut found = None;
                 if let Some(list) = list {
                     while let Some(c) = list.pop() {
+                        self.unlist(&c);
                         if !c.transport.is_closed() {
                             found = Some(c);
                             break;
@@ -386,13 +388,7 @@ impl Inner {
                  (raise `ulimit -n` or lower CONCURRENT_REQUESTS)"
             );
         }
-        let idle: Vec<Rc<Connection>> = self
-            .idle
-            .borrow_mut()
-            .drain()
-            .flat_map(|(_, v)| v)
-            .collect();
-        for conn in idle {
+        for conn in self.take_all_idle() {
             conn.close();
         }
         let n = ctx.fd_waits.get();
@@ -432,6 +428,26 @@ impl Inner {
             conn.close();
             return;
         }
+        let seq = self.idle_seq.get() + 1;
+        self.idle_seq.set(seq);
+        conn.idle_seq.set(seq);
+        let over = {
+            let mut order = self.idle_order.borrow_mut();
+            order.insert(seq, Rc::downgrade(&conn));
+            let max = self.config.max_idle_total;
+            if max > 0 && order.len() > max {
+                order.pop_first().map(|(_, oldest)| oldest)
+            } else {
+                None
+            }
+        };
+        // The connection idle the longest makes room (closed outside the borrow).
+        if let Some(oldest) = over.and_then(|w| w.upgrade()) {
+            oldest.idle_seq.set(0);
+            self.forget_idle(&oldest);
+            oldest.close();
+            self.count(|c| c.idle_evicted += 1);
+        }
         let weak = Rc::downgrade(&conn);
         let me = self.me.clone();
         let call = self.reactor.call_later(self.config.idle_timeout, move || {
@@ -443,7 +459,31 @@ impl Inner {
         *conn.idle_timer.borrow_mut() = Some(call);
     }
 
+    /// Takes `conn` out of the idle order.
+    fn unlist(&self, conn: &Connection) {
+        let seq = conn.idle_seq.replace(0);
+        if seq != 0 {
+            self.idle_order.borrow_mut().remove(&seq);
+        }
+    }
+
+    /// Every idle connection, out of the pool.
+    fn take_all_idle(&self) -> Vec<Rc<Connection>> {
+        self.idle_order.borrow_mut().clear();
+        let all: Vec<Rc<Connection>> = self
+            .idle
+            .borrow_mut()
+            .drain()
+            .flat_map(|(_, v)| v)
+            .collect();
+        for conn in &all {
+            conn.idle_seq.set(0);
+        }
+        all
+    }
+
     fn forget_idle(&self, conn: &Rc<Connection>) {
+        self.unlist(conn);
         let mut idle = self.idle.borrow_mut();
         if let Some(list) = idle.get_mut(&conn.key) {
             list.retain(|c| !Rc::ptr_eq(c, conn));

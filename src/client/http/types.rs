@@ -193,6 +193,10 @@ pub struct HttpClientConfig {
     pub max_idle_per_key: usize,
     /// Seconds an idle connection is kept (Twisted's pool: 240).
     pub idle_timeout: f64,
+    /// Idle connections kept in all (trawl's `DOWNLOAD_MAX_IDLE_CONNECTIONS`, 256; 0:
+    /// no limit, as Twisted): past it the connection idle the longest is closed, so a
+    /// crawl of 10,000 hosts does not hold 10,000 sockets and their TLS buffers.
+    pub max_idle_total: usize,
     /// TLS client config used when verifying (default: webpki roots).
     pub tls_verify: Arc<rustls::ClientConfig>,
     /// TLS client config used when verification is off.
@@ -213,6 +217,7 @@ impl HttpClientConfig {
         Ok(Self {
             max_idle_per_key: 8,
             idle_timeout: 240.0,
+            max_idle_total: 256,
             tls_verify: tls::client_config_webpki()?,
             tls_no_verify: tls::client_config_dangerous_no_verify()?,
             resolver: ResolverConfig::default(),
@@ -226,6 +231,7 @@ impl fmt::Debug for HttpClientConfig {
         f.debug_struct("HttpClientConfig")
             .field("max_idle_per_key", &self.max_idle_per_key)
             .field("idle_timeout", &self.idle_timeout)
+            .field("max_idle_total", &self.max_idle_total)
             .field("resolver", &self.resolver)
             .finish_non_exhaustive()
     }
@@ -286,4 +292,6 @@ pub struct ClientCounters {
     pub tls_handshakes: u64,
     /// Of which resumed an earlier session (no certificate exchange).
     pub tls_resumed: u64,
+    /// Idle connections closed to stay within `max_idle_total`.
+    pub idle_evicted: u64,
 }

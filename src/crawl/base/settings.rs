@@ -111,6 +111,8 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("DEPTH_STATS_VERBOSE", json!(false)),
         ("DNSCACHE_ENABLED", json!(true)),
         ("DNSCACHE_SIZE", json!(10000)),
+        // trawl: host → address overrides (curl's --resolve), looked up like DNS answers.
+        ("DNS_RESOLVE", json!(null)),
         ("DNS_TIMEOUT", json!(60)),
         ("DOWNLOAD_BIND_ADDRESS", json!(null)),
         ("DOWNLOAD_DELAY", json!(0)),
@@ -122,10 +124,14 @@ fn defaults() -> Vec<(&'static str, Value)> {
             json!({"data": "trawl.DataURIDownloadHandler", "file": "trawl.FileDownloadHandler",
                    "http": "trawl.HTTPDownloadHandler", "https": "trawl.HTTPDownloadHandler"}),
         ),
+        // trawl: idle keep-alive connections kept in all (0: no limit, as Twisted).
+        ("DOWNLOAD_MAX_IDLE_CONNECTIONS", json!(256)),
         ("DOWNLOAD_MAXSIZE", json!(1024 * 1024 * 1024)),
         ("DOWNLOAD_SLOTS", json!({})),
         // trawl: 60 s, not 180 s (slow hosts must not hold every slot for 3 minutes).
         ("DOWNLOAD_TIMEOUT", json!(60)),
+        // trawl: a PEM file of CA certificates trusted besides the Mozilla roots.
+        ("DOWNLOAD_TLS_CA_FILE", json!(null)),
         ("DOWNLOAD_TLS_MAX_VERSION", json!(null)),
         ("DOWNLOAD_TLS_MIN_VERSION", json!(null)),
         ("DOWNLOAD_VERIFY_CERTIFICATES", json!(true)),

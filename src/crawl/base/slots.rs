@@ -2,11 +2,15 @@
 //! slot a request goes to ([`slot_key`]) and the per-slot count of active downloads
 //! ([`SlotActivity`]) that the downloader keeps and the downloader-aware priority
 //! queues read.
+//!
+//! A queue that orders slots by activity subscribes to the changes
+//! ([`SlotActivity::subscribe`]) instead of asking every slot's count at every pop: a
+//! crawl of 10,000 hosts would otherwise pay 10,000 lookups per request.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::fmt;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 use crate::crawl::http::request::{Request, keys};
 use crate::util::SeededMap;
@@ -15,11 +19,19 @@ use crate::util::SeededMap;
 /// to addresses); the downloader-aware queue asks the same function.
 pub type SlotKeyFn = Rc<dyn Fn(&Request) -> String>;
 
+/// The names of the slots whose active count changed since the subscriber last
+/// drained it (a name may appear more than once).
+pub type ChangeFeed = Rc<RefCell<Vec<Rc<str>>>>;
+
+/// A subscriber's feed, as the activity holds it (dropped by the subscriber: gone).
+type WeakFeed = Weak<RefCell<Vec<Rc<str>>>>;
+
 /// Per-slot active download counts, shared with the downloader-aware priority queue.
 #[derive(Default)]
 pub struct SlotActivity {
-    counts: RefCell<SeededMap<String, usize>>,
+    counts: RefCell<SeededMap<Rc<str>, std::cell::Cell<usize>>>,
     key_fn: RefCell<Option<SlotKeyFn>>,
+    feeds: RefCell<Vec<WeakFeed>>,
 }
 
 impl fmt::Debug for SlotActivity {
@@ -48,7 +60,10 @@ impl SlotActivity {
 
     /// Active downloads in `slot`.
     pub fn active(&self, slot: &str) -> usize {
-        self.counts.borrow().get(slot).copied().unwrap_or(0)
+        self.counts
+            .borrow()
+            .get(slot)
+            .map_or(0, std::cell::Cell::get)
     }
 
     /// Changes `slot`'s count of active downloads by `delta` (the downloader does it;
@@ -56,18 +71,40 @@ impl SlotActivity {
     pub fn add(&self, slot: &str, delta: isize) {
         let mut c = self.counts.borrow_mut();
         // Looked up by `&str` first: the key is copied only for a slot becoming active.
-        match c.get_mut(slot) {
-            Some(n) => {
-                *n = n.saturating_add_signed(delta);
-                if *n == 0 {
+        let name = match c.get_key_value(slot) {
+            Some((name, count)) => {
+                let name = name.clone();
+                let n = count.get().saturating_add_signed(delta);
+                count.set(n);
+                if n == 0 {
                     c.remove(slot);
                 }
+                name
             }
             None if delta > 0 => {
-                c.insert(slot.to_owned(), delta.unsigned_abs());
+                let name: Rc<str> = Rc::from(slot);
+                c.insert(name.clone(), std::cell::Cell::new(delta.unsigned_abs()));
+                name
             }
-            None => {}
-        }
+            None => return,
+        };
+        drop(c);
+        let mut feeds = self.feeds.borrow_mut();
+        feeds.retain(|feed| match feed.upgrade() {
+            Some(feed) => {
+                feed.borrow_mut().push(name.clone());
+                true
+            }
+            None => false,
+        });
+    }
+
+    /// A feed of the slots whose count changes from now on; the subscriber drains it
+    /// (it grows until then). Dropping the feed unsubscribes.
+    pub fn subscribe(&self) -> ChangeFeed {
+        let feed: ChangeFeed = Rc::default();
+        self.feeds.borrow_mut().push(Rc::downgrade(&feed));
+        feed
     }
 }
 

@@ -1,6 +1,7 @@
 //! Download handlers per URL scheme (`DOWNLOAD_HANDLERS`): `http`/`https` through the
 //! reactor's HTTP client, `data:` (RFC 2397) and `file:` as Scrapy has them.
 
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 
@@ -104,6 +105,61 @@ pub fn bind_address(v: &serde_json::Value) -> Result<Option<std::net::SocketAddr
     Ok(Some(std::net::SocketAddr::new(ip, port)))
 }
 
+/// `DNS_RESOLVE`: a dict `{host: address or [addresses]}`, a list of curl-style
+/// `HOST:ADDRESS` / `HOST:PORT:ADDRESS` strings, or the path of a hosts file.
+fn dns_overrides(
+    value: Option<&serde_json::Value>,
+) -> Result<HashMap<String, Vec<std::net::IpAddr>>, String> {
+    use serde_json::Value;
+    let mut map: HashMap<String, Vec<std::net::IpAddr>> = HashMap::new();
+    let ip = |host: &str, v: &Value| -> Result<std::net::IpAddr, String> {
+        v.as_str()
+            .and_then(|a| a.trim_start_matches('[').trim_end_matches(']').parse().ok())
+            .ok_or_else(|| format!("{host}: {v} is not an IP address"))
+    };
+    match value {
+        None | Some(Value::Null) => {}
+        Some(Value::String(path)) if path.is_empty() => {}
+        // A JSON dict or list given as text (`-s DNS_RESOLVE='{"a.test": "127.0.0.2"}'`).
+        Some(Value::String(text)) if text.starts_with(['{', '[']) => {
+            let parsed: Value = serde_json::from_str(text).map_err(|e| format!("{text}: {e}"))?;
+            return dns_overrides(Some(&parsed));
+        }
+        Some(Value::String(path)) => {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| format!("hosts file {path}: {e}"))?;
+            map = crate::net::dns::parse_hosts(&text).map_err(|e| format!("{path}: {e}"))?;
+        }
+        Some(Value::Object(o)) => {
+            for (host, v) in o {
+                let ips = match v {
+                    Value::Array(a) => a.iter().map(|x| ip(host, x)).collect::<Result<_, _>>()?,
+                    _ => vec![ip(host, v)?],
+                };
+                map.insert(host.to_ascii_lowercase(), ips);
+            }
+        }
+        Some(Value::Array(a)) => {
+            for entry in a {
+                let entry = entry
+                    .as_str()
+                    .ok_or_else(|| format!("{entry} is not a HOST:ADDRESS string"))?;
+                let (host, ip) = crate::net::dns::parse_resolve_entry(entry)?;
+                let ips = map.entry(host).or_default();
+                if !ips.contains(&ip) {
+                    ips.push(ip);
+                }
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "{other} is not a dict, a list of HOST:ADDRESS or a hosts file path"
+            ));
+        }
+    }
+    Ok(map)
+}
+
 impl HttpHandler {
     /// Builds the handler from the crawler's settings.
     ///
@@ -117,6 +173,7 @@ impl HttpHandler {
         let s = &ctx.settings;
         let mut config = HttpClientConfig::new()?;
         config.max_idle_per_key = s.get_usize("CONCURRENT_REQUESTS_PER_DOMAIN")?.max(1);
+        config.max_idle_total = s.get_usize("DOWNLOAD_MAX_IDLE_CONNECTIONS")?;
         // DOWNLOAD_TLS_MIN_VERSION / DOWNLOAD_TLS_MAX_VERSION, and the deprecated
         // DOWNLOADER_CLIENT_TLS_METHOD ("TLSv1.2": that version only).
         let method = s
@@ -141,10 +198,20 @@ impl HttpHandler {
             .get_str("DOWNLOAD_TLS_MIN_VERSION")?
             .or_else(|| pinned.clone());
         let max = s.get_str("DOWNLOAD_TLS_MAX_VERSION")?.or(pinned);
-        if min.is_some() || max.is_some() {
+        let ca_file = s.get_str("DOWNLOAD_TLS_CA_FILE")?.filter(|f| !f.is_empty());
+        if min.is_some() || max.is_some() || ca_file.is_some() {
             let versions = crate::net::tls::protocol_versions(min.as_deref(), max.as_deref())
                 .map_err(Failure::msg)?;
-            config.tls_verify = crate::net::tls::client_config_webpki_with_versions(&versions)?;
+            config.tls_verify = match &ca_file {
+                // DOWNLOAD_TLS_CA_FILE: a private CA trusted besides the Mozilla roots.
+                Some(path) => {
+                    let pem = std::fs::read(path)
+                        .map_err(|e| Failure::msg(format!("DOWNLOAD_TLS_CA_FILE {path}: {e}")))?;
+                    crate::net::tls::client_config_webpki_plus_pem(&pem, &versions)
+                        .map_err(|e| Failure::msg(format!("DOWNLOAD_TLS_CA_FILE {path}: {e}")))?
+                }
+                None => crate::net::tls::client_config_webpki_with_versions(&versions)?,
+            };
             config.tls_no_verify =
                 crate::net::tls::client_config_dangerous_no_verify_with_versions(&versions)?;
         }
@@ -167,6 +234,10 @@ impl HttpHandler {
             cache_size: s.get_usize("DNSCACHE_SIZE")?,
             timeout: s.get_duration("DNS_TIMEOUT")?,
             threads: s.get_usize("REACTOR_THREADPOOL_MAXSIZE")?.max(1),
+            overrides: std::sync::Arc::new(
+                dns_overrides(s.get("DNS_RESOLVE"))
+                    .map_err(|e| Failure::msg(format!("DNS_RESOLVE: {e}")))?,
+            ),
         };
         Ok(Self {
             client: HttpClient::new(reactor, config),
@@ -316,6 +387,25 @@ impl DownloadHandler for HttpHandler {
             );
             c.stats
                 .set_value("downloader/tls/resumed", n(counters.tls_resumed).into());
+        }
+        if let Some(c) = self.ctx.upgrade() {
+            let n = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+            if counters.connections > 0 {
+                c.stats
+                    .set_value("downloader/connections", n(counters.connections).into());
+            }
+            // Lookups that went to a resolver thread and the answers the cache gave.
+            let (lookups, hits) = self.client.resolver().counters();
+            if lookups + hits > 0 {
+                c.stats.set_value("dns/lookups", n(lookups).into());
+                c.stats.set_value("dns/cache_hits", n(hits).into());
+            }
+            if counters.idle_evicted > 0 {
+                c.stats.set_value(
+                    "downloader/connections_idle_evicted",
+                    n(counters.idle_evicted).into(),
+                );
+            }
         }
         let waits = self.client.fd_exhausted_waits();
         if waits > 0
