@@ -82,7 +82,8 @@ obeyed (-s ROBOTSTXT_OBEY=false to ignore it).
   --broad         the settings Scrapy's Broad Crawls guide recommends: breadth-first
                   (DEPTH_PRIORITY 1, FIFO queues), DownloaderAwarePriorityQueue,
                   CONCURRENT_REQUESTS 100, REACTOR_THREADPOOL_MAXSIZE 20, no cookies,
-                  retries or redirects, DOWNLOAD_TIMEOUT 15 (each can be overridden with -s)
+                  retries or redirects, DOWNLOAD_TIMEOUT 15; and TLS sessions of 10,000
+                  hosts (TLS_SESSION_CACHE_SIZE). Each can be overridden with -s
   --same-domain   stay on the start URLs' hosts (and their subdomains; with the
                   start URL's port, as Scrapy's allow_domains compares host:port)
   --jobdir DIR    JOBDIR: the crawl's state lives in DIR; run the same command again
@@ -418,7 +419,8 @@ fn crawl(args: &Args) -> Result<i32, CliError> {
 /// `trawl crawl --broad`: the settings Scrapy's "Broad Crawls" guide recommends (at
 /// command priority: `-s` still overrides each). Breadth-first order (`DEPTH_PRIORITY`
 /// 1 with FIFO queues), the least busy download slot first, 100 requests at once, 20
-/// DNS threads, no cookies, retries or redirects, a 15 s timeout.
+/// DNS threads, no cookies, retries or redirects, a 15 s timeout; and (trawl's own) the
+/// TLS sessions of 10,000 hosts.
 pub fn broad_crawl_settings() -> Vec<(&'static str, serde_json::Value)> {
     use serde_json::json;
     vec![
@@ -435,6 +437,8 @@ pub fn broad_crawl_settings() -> Vec<(&'static str, serde_json::Value)> {
         ("DEPTH_PRIORITY", json!(1)),
         ("SCHEDULER_DISK_QUEUE", json!("trawl.FifoDiskQueue")),
         ("SCHEDULER_MEMORY_QUEUE", json!("trawl.FifoMemoryQueue")),
+        // trawl's own: the TLS sessions of as many hosts as the DNS cache holds names.
+        ("TLS_SESSION_CACHE_SIZE", json!(10_000)),
     ]
 }
 

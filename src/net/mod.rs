@@ -17,6 +17,7 @@ pub mod dns;
 mod protocol;
 pub mod tcp;
 pub mod tls;
+pub mod tls_sessions;
 
 pub use connector::{Connector, ConnectorConfig, Endpoint, ProxyEndpoint, TlsOptions, TunnelError};
 pub use protocol::{ConnectionDone, ConnectionLost, Protocol, Transport};

@@ -10,6 +10,8 @@
 //! own host, to two pages of other hosts (so hosts are discovered and revisited later,
 //! after their connection went idle) and to `/private/J.html`, which its robots.txt
 //! disallows. A polite crawl fetches exactly `hosts × K` pages and `hosts` robots.txt.
+//! The server closes connections idle for 5 s
+//! (`fixture::BROAD_KEEPALIVE_TIMEOUT`).
 
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};

@@ -457,7 +457,7 @@ pub fn serve_broad(
         port,
         ..site.options().clone()
     });
-    *shared_cell.borrow_mut() = Some(Rc::new(Shared {
+    let shared = Rc::new(Shared {
         conns: RefCell::new(Vec::new()),
         site: Site::new(0, site.origin(0)),
         broad: Some(site),
@@ -467,11 +467,45 @@ pub fn serve_broad(
         robots: None,
         flaky: RefCell::new(HashMap::new()),
         bombs: RefCell::new(HashMap::new()),
-    }));
+    });
+    sweep_idle(Rc::downgrade(&shared));
+    *shared_cell.borrow_mut() = Some(shared);
     Ok(Served {
         ports,
         shared: shared_cell,
     })
+}
+
+/// Seconds the broad fixture keeps an idle keep-alive connection (Apache's
+/// `KeepAliveTimeout`): a crawler that keeps every connection (Scrapy) would otherwise
+/// hold one per host, and 10,000 hosts' listeners and connections exceed the usual
+/// 20,000 descriptors.
+pub const BROAD_KEEPALIVE_TIMEOUT: f64 = 5.0;
+
+fn reactor_now(cell: &Rc<RefCell<Option<Rc<Shared>>>>) -> f64 {
+    cell.borrow().as_ref().map_or(0.0, |s| s.reactor.seconds())
+}
+
+/// Every second, closes the connections idle for [`BROAD_KEEPALIVE_TIMEOUT`].
+fn sweep_idle(shared: std::rc::Weak<Shared>) {
+    let Some(s) = shared.upgrade() else { return };
+    let now = s.reactor.seconds();
+    let idle: Vec<Rc<ServerConn>> = {
+        let mut conns = s.conns.borrow_mut();
+        conns.retain(|c| c.strong_count() > 0);
+        conns
+            .iter()
+            .filter_map(std::rc::Weak::upgrade)
+            .filter(|c| !c.busy.get() && now - c.last_active.get() >= BROAD_KEEPALIVE_TIMEOUT)
+            .collect()
+    };
+    for conn in idle {
+        conn.closed.set(true);
+        if let Some(t) = conn.transport() {
+            t.lose_connection();
+        }
+    }
+    s.reactor.call_later(1.0, move || sweep_idle(shared));
 }
 
 /// Listens on `addr` for connections served by `cell`'s fixture as host `host`.
@@ -499,6 +533,7 @@ fn listen(
                 closed: Cell::new(false),
                 peer,
                 host,
+                last_active: Cell::new(reactor_now(&cell)),
                 me: me.clone(),
             });
             if let Some(shared) = shared {
@@ -540,6 +575,9 @@ struct ServerConn {
     peer: std::net::SocketAddr,
     /// Which broad fixture host was connected to (0 otherwise).
     host: usize,
+    /// When the last bytes arrived (reactor seconds): the broad fixture closes
+    /// connections idle for [`BROAD_KEEPALIVE_TIMEOUT`].
+    last_active: Cell<f64>,
     me: std::rc::Weak<ServerConn>,
 }
 
@@ -775,6 +813,9 @@ impl Protocol for ServerConn {
     }
 
     fn data_received(&self, data: &[u8]) {
+        if let Some(shared) = &self.shared {
+            self.last_active.set(shared.reactor.seconds());
+        }
         self.buf.borrow_mut().extend_from_slice(data);
         if let Some(me) = self.me.upgrade() {
             me.process();

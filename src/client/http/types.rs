@@ -193,7 +193,7 @@ pub struct HttpClientConfig {
     pub max_idle_per_key: usize,
     /// Seconds an idle connection is kept (Twisted's pool: 240).
     pub idle_timeout: f64,
-    /// Idle connections kept in all (trawl's `DOWNLOAD_MAX_IDLE_CONNECTIONS`, 256; 0:
+    /// Idle connections kept in all (trawl's `DOWNLOAD_MAX_IDLE_CONNECTIONS`, 1,024; 0:
     /// no limit, as Twisted): past it the connection idle the longest is closed, so a
     /// crawl of 10,000 hosts does not hold 10,000 sockets and their TLS buffers.
     pub max_idle_total: usize,
@@ -217,7 +217,7 @@ impl HttpClientConfig {
         Ok(Self {
             max_idle_per_key: 8,
             idle_timeout: 240.0,
-            max_idle_total: 256,
+            max_idle_total: 1024,
             tls_verify: tls::client_config_webpki()?,
             tls_no_verify: tls::client_config_dangerous_no_verify()?,
             resolver: ResolverConfig::default(),

@@ -125,7 +125,7 @@ fn defaults() -> Vec<(&'static str, Value)> {
                    "http": "trawl.HTTPDownloadHandler", "https": "trawl.HTTPDownloadHandler"}),
         ),
         // trawl: idle keep-alive connections kept in all (0: no limit, as Twisted).
-        ("DOWNLOAD_MAX_IDLE_CONNECTIONS", json!(256)),
+        ("DOWNLOAD_MAX_IDLE_CONNECTIONS", json!(1024)),
         ("DOWNLOAD_MAXSIZE", json!(1024 * 1024 * 1024)),
         ("DOWNLOAD_SLOTS", json!({})),
         // trawl: 60 s, not 180 s (slow hosts must not hold every slot for 3 minutes).
@@ -346,7 +346,8 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ),
         ("STATS_CLASS", json!("trawl.MemoryStatsCollector")),
         ("STATS_DUMP", json!(true)),
-        // trawl: TLS sessions kept for resumption (0: none); rustls' own default is 256.
+        // trawl: hosts whose TLS sessions are kept for resumption (0: none; two tickets
+        // each, least recently used forgotten).
         ("TLS_SESSION_CACHE_SIZE", json!(1024)),
         ("URLLENGTH_LIMIT", json!(2083)),
         (

@@ -220,10 +220,14 @@ impl HttpHandler {
         let sessions = s.get_usize("TLS_SESSION_CACHE_SIZE")?;
         let with_cache = |c: &std::sync::Arc<rustls::ClientConfig>| {
             let mut c = (**c).clone();
+            // TLS_SESSION_CACHE_SIZE counts hosts (two tickets each), least recently
+            // used forgotten: rustls' own cache counts tickets, eight per host.
             c.resumption = if sessions == 0 {
                 rustls::client::Resumption::disabled()
             } else {
-                rustls::client::Resumption::in_memory_sessions(sessions)
+                rustls::client::Resumption::store(std::sync::Arc::new(
+                    crate::net::tls_sessions::SessionCache::new(sessions),
+                ))
             };
             std::sync::Arc::new(c)
         };
