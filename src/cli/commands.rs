@@ -557,7 +557,7 @@ fn serve(args: &Args) -> Result<i32, CliError> {
     let pages: usize = args.number("pages")?.unwrap_or(2000);
     let port: u16 = args.number("port")?.unwrap_or(0);
     logging(args, "INFO")?;
-    let mut reactor = Reactor::new().map_err(|e| CliError::Failed(e.to_string()))?;
+    let reactor = Reactor::new().map_err(|e| CliError::Failed(e.to_string()))?;
     let handle = reactor.handle();
     let options = FixtureOptions {
         pages,
@@ -572,6 +572,15 @@ fn serve(args: &Args) -> Result<i32, CliError> {
         "trawl serve: {scheme}://{}/index.html ({pages} pages); Ctrl+C stops",
         served.local_addr()
     );
+    serve_until_stopped(reactor, &served)
+}
+
+/// Runs `reactor` until Ctrl+C (or SIGTERM), then closes what it served.
+fn serve_until_stopped(
+    mut reactor: Reactor,
+    served: &crate::testing::fixture::Served,
+) -> Result<i32, CliError> {
+    let handle = reactor.handle();
     let h = handle.clone();
     let _signals = crate::crawl::ShutdownSignals::install(
         &handle,
@@ -604,7 +613,7 @@ fn serve_broad(args: &Args) -> Result<i32, CliError> {
         port: args.number("port")?.unwrap_or(0),
     };
     logging(args, "INFO")?;
-    let mut reactor = Reactor::new().map_err(|e| CliError::Failed(e.to_string()))?;
+    let reactor = Reactor::new().map_err(|e| CliError::Failed(e.to_string()))?;
     let handle = reactor.handle();
     let served = crate::testing::fixture::serve_broad(&handle, &options, Arc::default())
         .map_err(|e| CliError::Failed(format!("the broad fixture: {e}")))?;
@@ -634,17 +643,5 @@ fn serve_broad(args: &Args) -> Result<i32, CliError> {
         site.page_url(0, 0),
         site.page_url(site.hosts() - 1, 0)
     );
-    let h = handle.clone();
-    let _signals = crate::crawl::ShutdownSignals::install(
-        &handle,
-        move || {
-            log::info!("Received SIGINT, stopping the server");
-            h.stop();
-        },
-        || {},
-    );
-    let r = reactor.run();
-    served.close();
-    r.map_err(|e| CliError::Failed(e.to_string()))?;
-    Ok(0)
+    serve_until_stopped(reactor, &served)
 }

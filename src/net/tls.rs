@@ -123,17 +123,7 @@ fn client_config_with_roots_and_versions(
 /// The PEM holds no certificate, or one rustls rejects as a root.
 pub fn client_config_with_pem_roots(pem: &[u8]) -> Result<Arc<ClientConfig>, TlsSetupError> {
     let mut roots = RootCertStore::empty();
-    let mut count = 0;
-    for cert in CertificateDer::pem_slice_iter(pem) {
-        let cert = cert.map_err(|e| TlsSetupError(format!("bad certificate PEM: {e}")))?;
-        roots
-            .add(cert)
-            .map_err(|e| TlsSetupError(format!("unusable root certificate: {e}")))?;
-        count += 1;
-    }
-    if count == 0 {
-        return Err(TlsSetupError("no certificate in the root PEM".into()));
-    }
+    add_pem_roots(&mut roots, pem)?;
     client_config_with_roots(roots)
 }
 
@@ -151,8 +141,18 @@ pub fn client_config_webpki_plus_pem(
     let mut roots = RootCertStore {
         roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
     };
+    add_pem_roots(&mut roots, extra_pem)?;
+    client_config_with_roots_and_versions(roots, versions)
+}
+
+/// Adds every certificate in `pem` to `roots`.
+///
+/// # Errors
+///
+/// Bad PEM, a certificate rustls rejects as a root, or none at all.
+fn add_pem_roots(roots: &mut RootCertStore, pem: &[u8]) -> Result<(), TlsSetupError> {
     let mut count = 0;
-    for cert in CertificateDer::pem_slice_iter(extra_pem) {
+    for cert in CertificateDer::pem_slice_iter(pem) {
         let cert = cert.map_err(|e| TlsSetupError(format!("bad certificate PEM: {e}")))?;
         roots
             .add(cert)
@@ -160,9 +160,9 @@ pub fn client_config_webpki_plus_pem(
         count += 1;
     }
     if count == 0 {
-        return Err(TlsSetupError("no certificate in the PEM".into()));
+        return Err(TlsSetupError("no certificate in the root PEM".into()));
     }
-    client_config_with_roots_and_versions(roots, versions)
+    Ok(())
 }
 
 /// No certificate verification at all (`verify=False`): the handshake signatures are
