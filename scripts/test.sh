@@ -26,7 +26,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 venv="${TRAWL_PY_VENV:-$PWD/target/venv-redis}"
-if ! "$venv/bin/python" -c 'import scrapy_redis, moto.server, pyftpdlib, PIL' >/dev/null 2>&1; then
+if ! "$venv/bin/python" -c 'import scrapy_redis, moto.server, pyftpdlib, PIL, pproxy' >/dev/null 2>&1; then
   echo "== creating the Python venv for the interop tests in $venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q -r python/requirements.txt

@@ -344,3 +344,36 @@ fn xml_parser_survives_mutated_feeds() {
         "{parsed} parsed, {refused} refused"
     );
 }
+
+#[test]
+fn socks5_handshake_survives_random_and_mutated_answers() {
+    // Answers a proxy gives: no auth then success with an IPv4, IPv6 or named bound
+    // address; password auth then success; refusals.
+    const ANSWERS: &[&[u8]] = &[
+        b"\x00\x05\x00\x05\x00\x00\x01\x7f\x00\x00\x01\x1f\x90",
+        b"\x05\x05\x02\x01\x00\x05\x00\x00\x04\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\x01\x00\x50",
+        b"\x0b\x05\x02\x01\x00\x05\x00\x00\x03\x09localhost\x01\xbb",
+        b"\x02\x05\x00\x05\x05\x00\x01\x00\x00\x00\x00\x00\x00",
+        b"\x01\x05\x02\x01\x01",
+        b"\x00\x05\xff",
+    ];
+    let mut rng = Rng(0x50C5);
+    let (mut opened, mut failed) = (0, 0);
+    for i in 0..30_000 {
+        let input = if i % 10 == 0 {
+            (0..rng.below(40)).map(|_| rng.next() as u8).collect()
+        } else {
+            let seed = ANSWERS[rng.below(ANSWERS.len())];
+            mutate(&mut rng, seed)
+        };
+        match fuzzing::socks5_handshake(&input) {
+            Some(true) => opened += 1,
+            Some(false) => {}
+            None => failed += 1,
+        }
+    }
+    assert!(
+        opened > 1_000 && failed > 1_000,
+        "{opened} opened, {failed} failed"
+    );
+}

@@ -17,7 +17,10 @@ pub mod dns;
 mod protocol;
 pub mod tcp;
 pub mod tls;
+pub mod tls_layer;
 pub mod tls_sessions;
 
-pub use connector::{Connector, ConnectorConfig, Endpoint, ProxyEndpoint, TlsOptions, TunnelError};
+pub use connector::{
+    Connector, ConnectorConfig, Endpoint, ProxyEndpoint, ProxyKind, TlsOptions, TunnelError,
+};
 pub use protocol::{ConnectionDone, ConnectionLost, Protocol, Transport};

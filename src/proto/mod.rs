@@ -11,6 +11,8 @@
 //! * [`resp`]: RESP, the Redis protocol: command encoding and a resumable reply
 //!   parser.
 //! * [`sigv4`]: AWS Signature Version 4 for S3 requests (botocore's signer).
+//! * [`socks5`]: the SOCKS5 client handshake (RFC 1928) with username/password
+//!   authentication (RFC 1929).
 //! * [`ftp`]: the FTP control connection: replies (single and multi-line), commands,
 //!   `PASV` / `PORT` addresses.
 //! * [`Headers`]: ordered, multi-valued, case-insensitive header storage shared by
@@ -24,6 +26,7 @@ pub mod headers;
 pub mod http1;
 pub mod resp;
 pub mod sigv4;
+pub mod socks5;
 
 #[doc(hidden)]
 pub mod fuzzing;

@@ -128,7 +128,14 @@ impl Connection {
 
     pub(super) fn send(self: &Rc<Self>, ctx: Rc<Ctx>, reused: bool) {
         let req = &ctx.req;
-        let through_proxy = req.proxy.is_some() && !ctx.key.https;
+        // An http target through an http(s) proxy: the request goes to the proxy, in
+        // absolute form. SOCKS proxies and CONNECT tunnels carry origin-form requests.
+        let through_proxy = !ctx.key.https
+            && req
+                .proxy
+                .as_ref()
+                .and_then(|p| crate::net::ProxyKind::from_scheme(p.scheme()))
+                .is_some_and(crate::net::ProxyKind::forwards_http);
         // The request's own headers, unless they need changing (a copy then).
         let mut changed: Option<Headers> = None;
         let target: Cow<'_, str> = if through_proxy {

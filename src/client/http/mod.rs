@@ -4,10 +4,11 @@
 //! One request, from [`HttpClient::request`] to its Deferred firing:
 //!
 //! 1. take an idle connection for `(scheme, host, port, proxy)` from the pool, or open
-//!    one: resolve the host on the DNS threads, connect (trying each address), send a
-//!    `CONNECT` first when tunnelling https through a proxy, wrap in TLS for https;
-//! 2. write the request (absolute-form target through a plain http proxy, with
-//!    `Proxy-Authorization` from the proxy URL's credentials);
+//!    one: resolve the host on the DNS threads, connect (trying each address), go
+//!    through the proxy if any (`CONNECT` for https through an http or https proxy, the
+//!    SOCKS5 handshake), wrap in TLS for https;
+//! 2. write the request (absolute-form target for http through an http or https proxy,
+//!    with `Proxy-Authorization` from the proxy URL's credentials);
 //! 3. feed response bytes to [`ResponseParser`](crate::proto::http1::ResponseParser); on the head record `download_latency`,
 //!    check the announced size against `maxsize` (cancelling before any body byte is
 //!    read) and set up content decoding; stream body bytes through the decoder, checking
@@ -37,7 +38,9 @@ use std::rc::{Rc, Weak};
 
 use crate::defer::{CancelledError, Deferred, Failure};
 use crate::net::dns::Resolver;
-use crate::net::{Connector, ConnectorConfig, Endpoint, ProxyEndpoint, TlsOptions, Transport};
+use crate::net::{
+    Connector, ConnectorConfig, Endpoint, ProxyEndpoint, ProxyKind, TlsOptions, Transport,
+};
 use crate::proto::http1::Limits;
 use crate::reactor::ReactorHandle;
 use crate::util::SeededMap;
@@ -264,9 +267,9 @@ fn pool_key(req: &HttpRequest) -> Result<PoolKey, Failure> {
         .port_or_known_default()
         .ok_or_else(|| Failure::new(InvalidRequest(format!("no port for {}", req.url))))?;
     let proxy = match &req.proxy {
-        Some(p) if p.scheme() != "http" => {
+        Some(p) if ProxyKind::from_scheme(p.scheme()).is_none() => {
             return Err(Failure::new(InvalidRequest(format!(
-                "unsupported proxy scheme {:?} (http proxies only)",
+                "unsupported proxy scheme {:?} (http, https, socks5 and socks5h proxies)",
                 p.scheme()
             ))));
         }
@@ -319,10 +322,18 @@ impl Inner {
 
     fn open(&self, ctx: Rc<Ctx>) {
         let proxy = match &ctx.req.proxy {
-            Some(p) => match (p.host_str(), p.port_or_known_default()) {
-                (Some(h), Some(port)) => Some(ProxyEndpoint {
-                    host: h.to_owned(),
+            Some(p) => match (
+                ProxyKind::from_scheme(p.scheme()),
+                p.host_str(),
+                // SOCKS's port, 1080, is not one the url crate knows.
+                p.port_or_known_default()
+                    .or_else(|| p.scheme().starts_with("socks").then_some(1080)),
+            ) {
+                (Some(kind), Some(h), Some(port)) => Some(ProxyEndpoint {
+                    kind,
+                    host: h.trim_start_matches('[').trim_end_matches(']').to_owned(),
                     port,
+                    verify: ctx.req.verify_tls,
                     // Credentials for the proxy: the proxy URL's user info, else a
                     // `Proxy-Authorization` header on the request (the proxy
                     // middleware moves URL credentials there). They go in the CONNECT

@@ -34,7 +34,8 @@ pub struct HttpRequest {
     pub maxsize: u64,
     /// Body size past which a warning is logged once (`DOWNLOAD_WARNSIZE`; 0 = never).
     pub warnsize: u64,
-    /// An `http://[user:pass@]host:port` proxy (meta `proxy`).
+    /// A proxy (meta `proxy`): `http://`, `https://`, `socks5://` or `socks5h://`,
+    /// `[user:pass@]host:port`.
     pub proxy: Option<Url>,
     /// Verify the server's certificate (on unless a request or setting turns it off).
     pub verify_tls: bool,

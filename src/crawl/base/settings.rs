@@ -303,6 +303,7 @@ fn defaults() -> Vec<(&'static str, Value)> {
                 "HttpError",
                 "TlsError",
                 "TunnelError",
+                "Socks5Error",
                 "Error"
             ]),
         ),

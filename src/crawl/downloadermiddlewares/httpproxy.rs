@@ -1,6 +1,9 @@
 //! Scrapy's `HttpProxyMiddleware` (`scrapy.downloadermiddlewares.httpproxy`): meta
 //! `proxy` (with `user:pass@` credentials moved into a `Proxy-Authorization` header),
-//! else `http_proxy` / `https_proxy` from the environment minus `no_proxy` hosts.
+//! else `http_proxy` / `https_proxy` (or `all_proxy`) from the environment minus
+//! `no_proxy` hosts. Any proxy URL may be `http://`, `https://`, `socks5://` or
+//! `socks5h://`; the credentials of a SOCKS5 proxy travel in the same header, which the
+//! connector turns into the RFC 1929 user name and password.
 //! `Proxy-Authorization` is remembered with the proxy it belongs to (meta
 //! `_auth_proxy`) and removed when the request's proxy changes (GHSA-9x8m-2xpf-crp3);
 //! a proxy picked from the environment is marked `_scheme_proxy` so a scheme-changing
@@ -182,7 +185,10 @@ impl HttpProxyMiddleware {
     fn build(env: &dyn Fn(&str) -> Option<String>, encoding: AuthEncoding) -> Self {
         let mut proxies = HashMap::new();
         for scheme in ["http", "https"] {
-            if let Some(v) = env(&format!("{scheme}_proxy")).filter(|v| !v.trim().is_empty()) {
+            // `all_proxy` for a scheme without its own (curl's rule; Scrapy, through
+            // urllib's getproxies, would ignore it).
+            let own = env(&format!("{scheme}_proxy")).filter(|v| !v.trim().is_empty());
+            if let Some(v) = own.or_else(|| env("all_proxy").filter(|v| !v.trim().is_empty())) {
                 match parse_proxy(&v, "http", encoding) {
                     Ok(p) => {
                         proxies.insert(scheme.to_owned(), p);
@@ -340,5 +346,32 @@ mod tests {
         let mut r = req("http://x.corp.test/");
         mw.process_request(&mut r).expect("ok");
         assert!(r.meta().get("proxy").is_some(), "no_proxy port must match");
+    }
+
+    #[test]
+    fn all_proxy_serves_schemes_without_their_own() {
+        let env = |n: &str| match n {
+            "https_proxy" => Some("https://tls-proxy.test:8443".to_owned()),
+            "all_proxy" => Some("socks5h://u:p@socks.test:1080".to_owned()),
+            "no_proxy" => Some("skip.test".to_owned()),
+            _ => None,
+        };
+        let mw = HttpProxyMiddleware::with_env(env);
+        let mut r = req("http://site.test/");
+        mw.process_request(&mut r).expect("ok");
+        assert_eq!(r.meta().get_str("proxy"), Some("socks5h://socks.test:1080"));
+        assert_eq!(
+            r.headers().get_str("Proxy-Authorization"),
+            Some(basic("u", "p").as_str())
+        );
+        let mut r = req("https://site.test/");
+        mw.process_request(&mut r).expect("ok");
+        assert_eq!(
+            r.meta().get_str("proxy"),
+            Some("https://tls-proxy.test:8443")
+        );
+        let mut r = req("http://skip.test/");
+        mw.process_request(&mut r).expect("ok");
+        assert!(r.meta().get("proxy").is_none());
     }
 }

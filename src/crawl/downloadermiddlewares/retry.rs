@@ -26,7 +26,7 @@ use crate::proto::http1::status_message;
 
 /// The failure types retried by default (`RETRY_EXCEPTIONS`), by short type name: the
 /// counterparts of Twisted's timeout, DNS, connection and `ResponseFailed` errors and of
-/// Scrapy's `TunnelError`.
+/// Scrapy's `TunnelError`, and a SOCKS5 proxy's refusal (`Socks5Error`).
 pub const DEFAULT_RETRY_EXCEPTIONS: &[&str] = &[
     "TimeoutError",
     "DownloadTimeout",
@@ -37,6 +37,7 @@ pub const DEFAULT_RETRY_EXCEPTIONS: &[&str] = &[
     "HttpError",
     "TlsError",
     "TunnelError",
+    "Socks5Error",
     "Error", // std::io::Error
 ];
 
