@@ -91,3 +91,25 @@ fn unknown_or_unspeakable_versions_fail_with_the_reason() {
         "{err}"
     );
 }
+
+/// `DOWNLOADER_CLIENT_TLS_CIPHERS` against the fixture's ECDSA certificate: over TLS 1.2
+/// a list of RSA-authenticated suites only cannot be agreed, one with ECDSA suites can;
+/// TLS 1.3's suites are not governed by the list (as in OpenSSL), so a TLS 1.3 server
+/// is reached either way; a list matching no cipher fails with OpenSSL's reason.
+#[test]
+fn the_cipher_list_decides_a_tls12_handshake() {
+    let tls12 = only("TLSv1.2");
+    let tls13 = only("TLSv1.3");
+    let ciphers = |v: &str| [("DOWNLOADER_CLIENT_TLS_CIPHERS", json!(v))];
+    assert_eq!(fetch(&tls12, &ciphers("DEFAULT:!DH")), Ok(()));
+    assert_eq!(
+        fetch(&tls12, &ciphers("ECDHE-ECDSA-CHACHA20-POLY1305")),
+        Ok(())
+    );
+    assert_eq!(fetch(&tls12, &ciphers("HIGH:!aRSA")), Ok(()));
+    assert!(fetch(&tls12, &ciphers("aRSA")).is_err());
+    assert!(fetch(&tls12, &ciphers("DEFAULT:!ECDSA")).is_err());
+    assert_eq!(fetch(&tls13, &ciphers("aRSA")), Ok(()));
+    let err = fetch(&tls13, &ciphers("NOSUCHCIPHER")).expect_err("refused");
+    assert!(err.contains("no cipher match"), "{err}");
+}

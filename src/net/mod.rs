@@ -17,6 +17,7 @@ pub mod dns;
 mod protocol;
 pub mod tcp;
 pub mod tls;
+pub mod tls_ciphers;
 pub mod tls_layer;
 pub mod tls_sessions;
 

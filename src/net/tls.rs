@@ -90,25 +90,58 @@ pub fn client_config_with_roots(roots: RootCertStore) -> Result<Arc<ClientConfig
     client_config_with_roots_and_versions(roots, rustls::DEFAULT_VERSIONS)
 }
 
-/// Certificates verified against the Mozilla root set, speaking only `versions`.
-///
-/// # Errors
-///
-/// The crypto provider refused the configuration.
-pub fn client_config_webpki_with_versions(
-    versions: &[&'static rustls::SupportedProtocolVersion],
-) -> Result<Arc<ClientConfig>, TlsSetupError> {
-    let roots = RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
-    client_config_with_roots_and_versions(roots, versions)
-}
-
 fn client_config_with_roots_and_versions(
     roots: RootCertStore,
     versions: &[&'static rustls::SupportedProtocolVersion],
 ) -> Result<Arc<ClientConfig>, TlsSetupError> {
-    let config = ClientConfig::builder_with_provider(provider())
+    client_config_from(provider(), roots, versions)
+}
+
+/// The ring provider offering the TLS 1.3 suites and `tls12` (in that order of
+/// preference), or all of its suites for `None`.
+fn provider_with(
+    tls12: Option<&[rustls::SupportedCipherSuite]>,
+) -> Arc<rustls::crypto::CryptoProvider> {
+    let mut p = rustls::crypto::ring::default_provider();
+    if let Some(tls12) = tls12 {
+        p.cipher_suites
+            .retain(|s| matches!(s, rustls::SupportedCipherSuite::Tls13(_)));
+        p.cipher_suites.extend_from_slice(tls12);
+    }
+    Arc::new(p)
+}
+
+/// The client configs of a crawl's TLS settings: (verifying, not verifying), speaking
+/// `versions`, offering the TLS 1.3 suites and `tls12` (all suites for `None`;
+/// `DOWNLOADER_CLIENT_TLS_CIPHERS`), trusting the Mozilla roots plus `extra_pem`
+/// (`DOWNLOAD_TLS_CA_FILE`).
+///
+/// # Errors
+///
+/// A bad PEM; versions and suites rustls cannot combine (TLS 1.2 only with no TLS 1.2
+/// suite).
+pub fn client_configs(
+    versions: &[&'static rustls::SupportedProtocolVersion],
+    tls12: Option<&[rustls::SupportedCipherSuite]>,
+    extra_pem: Option<&[u8]>,
+) -> Result<(Arc<ClientConfig>, Arc<ClientConfig>), TlsSetupError> {
+    let mut roots = RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    if let Some(pem) = extra_pem {
+        add_pem_roots(&mut roots, pem)?;
+    }
+    let verify = client_config_from(provider_with(tls12), roots, versions)?;
+    let no_verify = no_verify_config(provider_with(tls12), versions)?;
+    Ok((verify, no_verify))
+}
+
+fn client_config_from(
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    roots: RootCertStore,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> Result<Arc<ClientConfig>, TlsSetupError> {
+    let config = ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(versions)
         .map_err(|e| TlsSetupError(e.to_string()))?
         .with_root_certificates(roots)
@@ -125,24 +158,6 @@ pub fn client_config_with_pem_roots(pem: &[u8]) -> Result<Arc<ClientConfig>, Tls
     let mut roots = RootCertStore::empty();
     add_pem_roots(&mut roots, pem)?;
     client_config_with_roots(roots)
-}
-
-/// Certificates verified against the Mozilla root set plus the PEM certificates in
-/// `extra_pem` (a private CA a crawl must trust), speaking only `versions`.
-///
-/// # Errors
-///
-/// The PEM holds no certificate, or one rustls rejects as a root; the provider refused
-/// the versions.
-pub fn client_config_webpki_plus_pem(
-    extra_pem: &[u8],
-    versions: &[&'static rustls::SupportedProtocolVersion],
-) -> Result<Arc<ClientConfig>, TlsSetupError> {
-    let mut roots = RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
-    add_pem_roots(&mut roots, extra_pem)?;
-    client_config_with_roots_and_versions(roots, versions)
 }
 
 /// Adds every certificate in `pem` to `roots`.
@@ -184,7 +199,13 @@ pub fn client_config_dangerous_no_verify() -> Result<Arc<ClientConfig>, TlsSetup
 pub fn client_config_dangerous_no_verify_with_versions(
     versions: &[&'static rustls::SupportedProtocolVersion],
 ) -> Result<Arc<ClientConfig>, TlsSetupError> {
-    let provider = provider();
+    no_verify_config(provider(), versions)
+}
+
+fn no_verify_config(
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> Result<Arc<ClientConfig>, TlsSetupError> {
     let verifier = Arc::new(NoVerification(provider.clone()));
     let config = ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(versions)

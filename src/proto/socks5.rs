@@ -407,10 +407,7 @@ mod tests {
     type Outcome = Result<(Vec<Vec<u8>>, Option<Bound>), Socks5Error>;
 
     /// Feeds `answer` split at every position, as a stream would deliver it.
-    fn drive_split(
-        hs: &ClientHandshake,
-        answer: &[u8],
-    ) -> Vec<Outcome> {
+    fn drive_split(hs: &ClientHandshake, answer: &[u8]) -> Vec<Outcome> {
         (1..=answer.len())
             .map(|split| {
                 let mut hs = hs.clone();

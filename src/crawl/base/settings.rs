@@ -137,6 +137,7 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("DOWNLOAD_VERIFY_CERTIFICATES", json!(true)),
         ("DOWNLOAD_WARNSIZE", json!(32 * 1024 * 1024)),
         ("DOWNLOADER_CLIENT_TLS_METHOD", json!("TLS")),
+        ("DOWNLOADER_CLIENT_TLS_CIPHERS", json!("DEFAULT")),
         ("DOWNLOADER_MIDDLEWARES", json!({})),
         (
             "DOWNLOADER_MIDDLEWARES_BASE",

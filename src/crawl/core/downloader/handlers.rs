@@ -199,21 +199,41 @@ impl HttpHandler {
             .or_else(|| pinned.clone());
         let max = s.get_str("DOWNLOAD_TLS_MAX_VERSION")?.or(pinned);
         let ca_file = s.get_str("DOWNLOAD_TLS_CA_FILE")?.filter(|f| !f.is_empty());
-        if min.is_some() || max.is_some() || ca_file.is_some() {
+        // DOWNLOADER_CLIENT_TLS_CIPHERS: OpenSSL's cipher list language, for TLS 1.2.
+        let ciphers = s
+            .get_str("DOWNLOADER_CLIENT_TLS_CIPHERS")?
+            .unwrap_or_else(|| "DEFAULT".to_owned());
+        let tls12 = if ciphers.trim() == "DEFAULT" {
+            None
+        } else {
+            let suites = crate::net::tls_ciphers::tls12_suites(&ciphers).map_err(Failure::msg)?;
+            if suites.is_empty() {
+                log::warn!(
+                    "DOWNLOADER_CLIENT_TLS_CIPHERS {ciphers:?} names no TLS 1.2 suite trawl \
+                     speaks (rustls: ECDHE with AES-GCM or ChaCha20-Poly1305): TLS 1.3 only"
+                );
+            }
+            Some(suites)
+        };
+        if min.is_some() || max.is_some() || ca_file.is_some() || tls12.is_some() {
             let versions = crate::net::tls::protocol_versions(min.as_deref(), max.as_deref())
                 .map_err(Failure::msg)?;
-            config.tls_verify = match &ca_file {
-                // DOWNLOAD_TLS_CA_FILE: a private CA trusted besides the Mozilla roots.
-                Some(path) => {
-                    let pem = std::fs::read(path)
-                        .map_err(|e| Failure::msg(format!("DOWNLOAD_TLS_CA_FILE {path}: {e}")))?;
-                    crate::net::tls::client_config_webpki_plus_pem(&pem, &versions)
-                        .map_err(|e| Failure::msg(format!("DOWNLOAD_TLS_CA_FILE {path}: {e}")))?
-                }
-                None => crate::net::tls::client_config_webpki_with_versions(&versions)?,
+            // DOWNLOAD_TLS_CA_FILE: a private CA trusted besides the Mozilla roots.
+            let pem = match &ca_file {
+                Some(path) => Some(
+                    std::fs::read(path)
+                        .map_err(|e| Failure::msg(format!("DOWNLOAD_TLS_CA_FILE {path}: {e}")))?,
+                ),
+                None => None,
             };
-            config.tls_no_verify =
-                crate::net::tls::client_config_dangerous_no_verify_with_versions(&versions)?;
+            let (verify, no_verify) =
+                crate::net::tls::client_configs(&versions, tls12.as_deref(), pem.as_deref())
+                    .map_err(|e| match &ca_file {
+                        Some(path) => Failure::msg(format!("DOWNLOAD_TLS_CA_FILE {path}: {e}")),
+                        None => Failure::new(e),
+                    })?;
+            config.tls_verify = verify;
+            config.tls_no_verify = no_verify;
         }
         // TLS sessions kept for resumption: a host revisited after its connection
         // closed resumes instead of a full handshake (no certificate exchange).
