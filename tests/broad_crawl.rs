@@ -3,7 +3,10 @@
 //! resolved by `DNS_RESOLVE` and the test CA trusted by `DOWNLOAD_TLS_CA_FILE`. Every
 //! page is fetched once, no disallowed page is, each host's robots.txt once; with few
 //! idle connections allowed, revisited hosts connect again and resume their TLS
-//! sessions; `trawl serve --hosts` writes the start URLs and hosts file it announces.
+//! sessions; `trawl serve --hosts` writes the start URLs and hosts file it announces. A
+//! missing host is looked up once per `DNSCACHE_NEGATIVE_TTL`.
+
+mod util;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -147,4 +150,38 @@ fn trawl_serve_hosts_announces_its_sites_and_writes_their_lists() {
         .output()
         .expect("trawl serve runs");
     assert_eq!(refused.status.code(), Some(2));
+}
+
+/// A host that does not exist is looked up once: the crawl's other requests to it fail
+/// from the remembered failure (`DNSCACHE_NEGATIVE_TTL`), each still a `DNSLookupError`
+/// to its errback; with the TTL at 0 every request asks again.
+#[test]
+fn a_missing_host_is_looked_up_once_per_negative_ttl() {
+    use serde_json::json;
+    use util::live::{LiveSpider, crawl, get};
+    let run = |ttl: u64| {
+        let urls: Vec<_> = (0..5)
+            .map(|i| get(&format!("http://gone.invalid/{i}")))
+            .collect();
+        let (crawler, seen) = crawl(
+            LiveSpider::new(urls),
+            &[
+                ("RETRY_ENABLED", json!(false)),
+                ("ROBOTSTXT_OBEY", json!(false)),
+                // One at a time: concurrent lookups of one host share one job anyway.
+                ("CONCURRENT_REQUESTS_PER_DOMAIN", json!(1)),
+                ("DNSCACHE_NEGATIVE_TTL", json!(ttl)),
+            ],
+        );
+        let failures = seen.failures.borrow();
+        assert_eq!(failures.len(), 5, "{failures:?}");
+        assert!(
+            failures.iter().all(|f| f.2.contains("DNS lookup failed")),
+            "{failures:?}"
+        );
+        let stat = |k: &str| crawler.stats.get_int(k);
+        (stat("dns/lookups"), stat("dns/negative_cache_hits"))
+    };
+    assert_eq!(run(60), (1, 4));
+    assert_eq!(run(0), (5, 0));
 }

@@ -7,6 +7,12 @@
 //! Like Scrapy's `CachingThreadedResolver`, results are cached without a TTL and the
 //! oldest entry is evicted when the cache is full; `DNS_TIMEOUT` bounds each lookup.
 //!
+//! Failed lookups are remembered for `negative_ttl` seconds (`DNSCACHE_NEGATIVE_TTL`,
+//! trawl's; Scrapy caches only answers): the requests of a broad crawl to a host that
+//! does not exist fail at once instead of each taking a thread for a lookup, while a
+//! temporary failure (`EAI_AGAIN`: "Temporary failure in name resolution") or a timeout
+//! is not remembered. The same size bound and oldest-out order apply.
+//!
 //! `overrides` (trawl's `DNS_RESOLVE`, curl's `--resolve`) answer for the hosts they
 //! name in place of `getaddrinfo`, on the same threads and through the same cache, so a
 //! crawl of made-up host names exercises the resolver as a real one would.
@@ -34,6 +40,8 @@ pub struct ResolverConfig {
     pub timeout: f64,
     /// Helper threads at most (`REACTOR_THREADPOOL_MAXSIZE`, 10).
     pub threads: usize,
+    /// Seconds a failed lookup is remembered (`DNSCACHE_NEGATIVE_TTL`, 60; 0: never).
+    pub negative_ttl: f64,
     /// Addresses answered for these (lower-case) host names instead of asking the
     /// system (`DNS_RESOLVE`).
     pub overrides: Arc<HashMap<String, Vec<IpAddr>>>,
@@ -46,6 +54,7 @@ impl Default for ResolverConfig {
             cache_size: 10_000,
             timeout: 60.0,
             threads: 10,
+            negative_ttl: 60.0,
             overrides: Arc::default(),
         }
     }
@@ -138,6 +147,10 @@ impl Pool {
 struct State {
     cache: HashMap<String, Vec<IpAddr>>,
     order: VecDeque<String>,
+    /// Failed lookups: when the memory expires (reactor seconds) and why.
+    negative: HashMap<String, (f64, String)>,
+    negative_order: VecDeque<String>,
+    negative_hits: u64,
     pending: HashMap<String, Vec<Deferred<Vec<IpAddr>>>>,
     pool: Pool,
     lookups: u64,
@@ -161,6 +174,9 @@ impl Resolver {
             state: Rc::new(RefCell::new(State {
                 cache: HashMap::new(),
                 order: VecDeque::new(),
+                negative: HashMap::new(),
+                negative_order: VecDeque::new(),
+                negative_hits: 0,
                 pending: HashMap::new(),
                 pool: Pool {
                     overrides: config.overrides.clone(),
@@ -218,6 +234,21 @@ impl Resolver {
                 let _ = d.callback(ips);
                 return d;
             }
+            if let Some((expires, reason)) = s.negative.get(&key)
+                && self.config.cache_enabled
+            {
+                if *expires > self.reactor.seconds() {
+                    let reason = reason.clone();
+                    s.negative_hits += 1;
+                    drop(s);
+                    let _ = d.errback(Failure::new(DnsLookupError {
+                        host: key,
+                        reason: format!("{reason} (remembered)"),
+                    }));
+                    return d;
+                }
+                s.negative.remove(&key);
+            }
             let waiters = s.pending.entry(key.clone()).or_default();
             waiters.push(d.clone());
             waiters.len() == 1
@@ -273,6 +304,34 @@ impl Resolver {
                     s.order.push_back(key.to_owned());
                 }
             }
+            let failed = match &result {
+                Ok(ips) if ips.is_empty() => Some("no addresses"),
+                Ok(_) => None,
+                Err(reason) => Some(reason.as_str()),
+            };
+            let ttl = self.config.negative_ttl;
+            if let Some(reason) = failed
+                && ttl > 0.0
+                && self.config.cache_enabled
+                && self.config.cache_size > 0
+                && !reason.contains("Temporary failure")
+            {
+                let expires = self.reactor.seconds() + ttl;
+                if s.negative.len() >= self.config.cache_size {
+                    // Oldest out; entries already expired or replaced are skipped over.
+                    while let Some(oldest) = s.negative_order.pop_front() {
+                        if s.negative.remove(&oldest).is_some() {
+                            break;
+                        }
+                    }
+                }
+                if s.negative
+                    .insert(key.to_owned(), (expires, reason.to_owned()))
+                    .is_none()
+                {
+                    s.negative_order.push_back(key.to_owned());
+                }
+            }
             s.pending.remove(key).unwrap_or_default()
         };
         for d in waiters {
@@ -296,6 +355,11 @@ impl Resolver {
     pub fn counters(&self) -> (u64, u64) {
         let s = self.state.borrow();
         (s.lookups, s.cache_hits)
+    }
+
+    /// Lookups answered by a remembered failure.
+    pub fn negative_hits(&self) -> u64 {
+        self.state.borrow().negative_hits
     }
 }
 
@@ -397,5 +461,56 @@ mod tests {
         assert!(parse_resolve_entry("x.test").is_err());
         assert!(parse_resolve_entry(":127.0.0.1").is_err());
         assert!(parse_resolve_entry("x.test:80:nope").is_err());
+    }
+
+    /// Runs the reactor until `d` fires; its result.
+    fn wait<T: 'static>(
+        reactor: &mut crate::reactor::Reactor,
+        d: &Deferred<T>,
+    ) -> Result<T, Failure> {
+        reactor.run_until(d).expect("reactor");
+        d.take_result().expect("fired")
+    }
+
+    #[test]
+    fn failed_lookups_are_remembered_for_the_negative_ttl() {
+        let clock = crate::reactor::ManualClock::new();
+        let mut reactor = crate::reactor::Reactor::with_clock(clock.clock()).expect("reactor");
+        let resolver = Resolver::new(
+            &reactor.handle(),
+            ResolverConfig {
+                negative_ttl: 30.0,
+                timeout: 0.0,
+                ..ResolverConfig::default()
+            },
+        );
+        // `.invalid` never resolves (RFC 6761).
+        let f = wait(&mut reactor, &resolver.resolve_ips("nowhere.invalid")).expect_err("fails");
+        assert!(f.check::<DnsLookupError>(), "{f}");
+        assert_eq!(resolver.counters().0, 1);
+        let f = wait(&mut reactor, &resolver.resolve_ips("NOWHERE.invalid")).expect_err("fails");
+        assert!(f.to_string().contains("remembered"), "{f}");
+        assert_eq!((resolver.counters().0, resolver.negative_hits()), (1, 1));
+        clock.advance(31.0);
+        wait(&mut reactor, &resolver.resolve_ips("nowhere.invalid")).expect_err("fails");
+        assert_eq!(
+            resolver.counters().0,
+            2,
+            "forgotten after the TTL: asked again"
+        );
+        assert_eq!(resolver.negative_hits(), 1);
+
+        // 0 turns it off.
+        let plain = Resolver::new(
+            &reactor.handle(),
+            ResolverConfig {
+                negative_ttl: 0.0,
+                ..ResolverConfig::default()
+            },
+        );
+        for _ in 0..2 {
+            wait(&mut reactor, &plain.resolve_ips("nowhere.invalid")).expect_err("fails");
+        }
+        assert_eq!((plain.counters().0, plain.negative_hits()), (2, 0));
     }
 }

@@ -111,6 +111,7 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ("DEPTH_STATS_VERBOSE", json!(false)),
         ("DNSCACHE_ENABLED", json!(true)),
         ("DNSCACHE_SIZE", json!(10000)),
+        ("DNSCACHE_NEGATIVE_TTL", json!(60)),
         // trawl: host → address overrides (curl's --resolve), looked up like DNS answers.
         ("DNS_RESOLVE", json!(null)),
         ("DNS_TIMEOUT", json!(60)),

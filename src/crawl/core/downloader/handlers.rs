@@ -258,6 +258,7 @@ impl HttpHandler {
             cache_size: s.get_usize("DNSCACHE_SIZE")?,
             timeout: s.get_duration("DNS_TIMEOUT")?,
             threads: s.get_usize("REACTOR_THREADPOOL_MAXSIZE")?.max(1),
+            negative_ttl: s.get_duration("DNSCACHE_NEGATIVE_TTL")?,
             overrides: std::sync::Arc::new(
                 dns_overrides(s.get("DNS_RESOLVE"))
                     .map_err(|e| Failure::msg(format!("DNS_RESOLVE: {e}")))?,
@@ -423,6 +424,11 @@ impl DownloadHandler for HttpHandler {
             if lookups + hits > 0 {
                 c.stats.set_value("dns/lookups", n(lookups).into());
                 c.stats.set_value("dns/cache_hits", n(hits).into());
+            }
+            let negative = self.client.resolver().negative_hits();
+            if negative > 0 {
+                c.stats
+                    .set_value("dns/negative_cache_hits", n(negative).into());
             }
             if counters.idle_evicted > 0 {
                 c.stats.set_value(
