@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# The broad-crawl comparison: trawl and Scrapy 2.19 crawl the broad fixture (`trawl serve
-# --hosts N`: N sites on N loopback addresses, host names resolved from its hosts file)
-# with the settings of Scrapy's "Broad Crawls" guide (`trawl crawl --broad`), over HTTP
-# or HTTPS, in the same run, rounds interleaved. Prints one markdown row per crawl:
-# pages/s, CPU per page of the crawler and of the fixture server, peak RSS, and the TLS
-# handshakes and resumptions trawl counted.
+# The broad-crawl comparison: trawl, Scrapy 2.19 and spider-rs crawl the broad fixture
+# (`trawl serve --hosts N`: N sites on N loopback addresses, host names resolved from its
+# hosts file) — trawl and Scrapy with the settings of Scrapy's "Broad Crawls" guide
+# (`trawl crawl --broad`), spider-rs with one `Website` per host, 100 at a time
+# (benches/broad/spider_rs) — over HTTP or HTTPS, in the same run, rounds interleaved.
+# Prints one markdown row per crawl: pages/s, CPU per page of the crawler and of the
+# fixture server, peak RSS, and the TLS handshakes and resumptions trawl counted.
 #
-#   benches/broad/run.sh [--hosts N] [--pages K] [--tls] [--rounds R] [--tools trawl,scrapy]
+#   benches/broad/run.sh [--hosts N] [--pages K] [--tls] [--rounds R] [--tools trawl,scrapy,spider]
 #
-# Needs a release build (`cargo build --release`) and a Python with Scrapy 2.19
-# (SCRAPY_VENV, default target/venv-scrapy: created on first use).
+# Needs a release build (`cargo build --release`), a Python with Scrapy 2.19
+# (SCRAPY_VENV, default target/venv-scrapy: created on first use) and, for spider-rs,
+# crates.io (built in SPIDER_BROAD_BUILD, default /tmp/spider_broad, on first use).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 hosts=1000 pages=10 tls="" rounds=1 tools="trawl,scrapy"
@@ -28,6 +30,13 @@ trawl=target/release/trawl
 venv="${SCRAPY_VENV:-$PWD/target/venv-scrapy}"
 if [[ ",$tools," == *",scrapy,"* ]] && ! "$venv/bin/python" -c 'import scrapy' 2>/dev/null; then
   python3 -m venv "$venv" && "$venv/bin/pip" install -q scrapy==2.19.0
+fi
+spider_dir="${SPIDER_BROAD_BUILD:-/tmp/spider_broad}"
+if [[ ",$tools," == *",spider,"* ]]; then
+  mkdir -p "$spider_dir/src"
+  cp benches/broad/spider_rs/Cargo.toml "$spider_dir/"
+  cp benches/broad/spider_rs/src/main.rs "$spider_dir/src/"
+  (cd "$spider_dir" && cargo build --release -q) >&2
 fi
 # The fixture holds a socket per host plus every connection a crawler keeps open
 # (Scrapy keeps all of them): 10,000 hosts need more than the usual 20,000 descriptors.
@@ -58,6 +67,9 @@ for round in $(seq "$rounds"); do
           broad_spider.py -a "urls=$work/urls.txt" -s "BROAD_HOSTS_FILE=$work/hosts.txt" \
           -s TWISTED_DNS_RESOLVER=broad_spider.HostsResolver -s REACTOR_THREADPOOL_MAXSIZE=20 \
           -O "$out" 2>"$log") ;;
+      spider)
+        /usr/bin/time -o "$t" -f "%e %U %S %M" "$spider_dir/target/release/spider_broad" \
+          "$work/urls.txt" "$work/hosts.txt" 100 "$out" >"$log" 2>&1 ;;
       *) echo "unknown tool $tool" >&2; exit 2 ;;
     esac
     after=$(cpu $server)

@@ -349,7 +349,7 @@ fn defaults() -> Vec<(&'static str, Value)> {
         ),
         ("STATS_CLASS", json!("trawl.MemoryStatsCollector")),
         ("STATS_DUMP", json!(true)),
-        // trawl: hosts whose TLS sessions are kept for resumption (0: none; two tickets
+        // trawl: hosts whose TLS sessions are kept for resumption (0: none; one ticket
         // each, least recently used forgotten).
         ("TLS_SESSION_CACHE_SIZE", json!(1024)),
         ("URLLENGTH_LIMIT", json!(2083)),

@@ -240,7 +240,7 @@ impl HttpHandler {
         let sessions = s.get_usize("TLS_SESSION_CACHE_SIZE")?;
         let with_cache = |c: &std::sync::Arc<rustls::ClientConfig>| {
             let mut c = (**c).clone();
-            // TLS_SESSION_CACHE_SIZE counts hosts (two tickets each), least recently
+            // TLS_SESSION_CACHE_SIZE counts hosts (one ticket each), least recently
             // used forgotten: rustls' own cache counts tickets, eight per host.
             c.resumption = if sessions == 0 {
                 rustls::client::Resumption::disabled()

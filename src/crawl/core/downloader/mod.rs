@@ -424,6 +424,14 @@ impl Downloader {
         let s = slot.clone();
         d.add_both(move |r| {
             s.active.set(s.active.get().saturating_sub(1));
+            if s.active.get() == 0 {
+                // An idle slot gives its queue's buffer back: a broad crawl keeps
+                // thousands of slots until the slot GC (3 MB at 10,000 hosts).
+                let mut q = s.queue.borrow_mut();
+                if q.is_empty() {
+                    q.shrink_to_fit();
+                }
+            }
             if let Some(dl) = me.upgrade() {
                 dl.activity.add(&key, -1);
             }

@@ -9,15 +9,19 @@
 //! lossless (the record round-trips every field), so what comes out is equal to what
 //! went in; the cost is one encode and one decode per scheduled request.
 //!
-//! Layout: records live in chunks that double from 256 bytes to 256 KiB (a record larger
-//! than that gets a chunk of its own), so the queue's slack is at most one chunk and
-//! growing never copies what is stored. Starting small matters to the
-//! downloader-aware queue, which keeps a queue per slot and priority: 10,000 hosts with
-//! a few requests each would otherwise touch 10,000 fresh 256 KiB chunks (213 MB of
-//! RSS on a 10,000-host broad crawl, 57 MB with one queue). LIFO appends `record ‖ len (u32 LE)` to the last chunk and pops from its end;
+//! Layout: a queue of less than 4 KiB lives in one buffer sized to its first record and
+//! grown in place (doubling, a copy of at most 4 KiB); past that, records go to chunks
+//! that double up to 256 KiB (a record larger than that gets a chunk of its own), so the
+//! slack is at most one chunk and growing never copies what is stored. Starting small
+//! matters to the downloader-aware queue, which keeps a queue per slot and priority:
+//! 10,000 hosts with a few requests each touched 10,000 fresh 256 KiB chunks (213 MB of
+//! RSS on a 10,000-host broad crawl, 57 MB with one queue) before chunks started small,
+//! and 256-byte first chunks still left most of each slot's buffer empty. The buffer a
+//! request is encoded into is one per thread, not one per queue. LIFO appends `record ‖ len (u32 LE)` to the last chunk and pops from its end;
 //! FIFO appends `len ‖ record` and reads the first chunk from a head offset. A chunk is
 //! freed as soon as it is consumed (one empty chunk is kept for the next push).
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
@@ -31,8 +35,14 @@ use super::queues::{QueueFactory, QueueKey, RequestQueue};
 const LEN: usize = 4;
 /// The largest chunk's capacity.
 const CHUNK: usize = 256 << 10;
-/// The first chunk's capacity; each new chunk doubles the last one's, up to `CHUNK`.
-const FIRST_CHUNK: usize = 256;
+/// A queue grows its one buffer in place up to this capacity; then new chunks, each
+/// double the last one's, up to `CHUNK`.
+const SMALL: usize = 4 << 10;
+
+thread_local! {
+    /// The record being pushed (kept to reuse its allocation).
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
 
 #[derive(Debug, Default)]
 struct Chunk {
@@ -45,8 +55,6 @@ struct Chunk {
 #[derive(Debug)]
 pub struct MemoryQueue {
     chunks: VecDeque<Chunk>,
-    /// The record being pushed (kept to reuse its allocation).
-    scratch: Vec<u8>,
     len: usize,
     lifo: bool,
 }
@@ -56,7 +64,6 @@ impl MemoryQueue {
     pub fn new(lifo: bool) -> Self {
         Self {
             chunks: VecDeque::new(),
-            scratch: Vec::new(),
             len: 0,
             lifo,
         }
@@ -90,15 +97,26 @@ impl MemoryQueue {
             .chunks
             .back()
             .is_some_and(|c| c.buf.capacity() - c.buf.len() >= need);
-        if !room {
+        let small = self.chunks.len() == 1 && self.chunks[0].buf.capacity() < SMALL;
+        if !room && small {
+            // One small buffer: grown in place (consumed FIFO bytes dropped first).
+            let c = &mut self.chunks[0];
+            if c.head > 0 {
+                c.buf.drain(..c.head);
+                c.head = 0;
+            }
+            c.buf.reserve(need);
+        } else if !room {
             let size = self
                 .chunks
                 .back()
-                .map_or(FIRST_CHUNK, |c| c.buf.capacity().saturating_mul(2))
-                .clamp(FIRST_CHUNK, CHUNK);
+                .map_or(need, |c| c.buf.capacity().saturating_mul(2).min(CHUNK));
             // An empty last chunk (kept after a pop) that is too small goes.
             if self.chunks.back().is_some_and(|c| c.buf.len() == c.head) {
                 self.chunks.pop_back();
+            }
+            if self.chunks.capacity() == 0 {
+                self.chunks.reserve_exact(1);
             }
             self.chunks.push_back(Chunk {
                 buf: Vec::with_capacity(need.max(size)),
@@ -147,7 +165,7 @@ fn read_len(buf: &[u8], at: usize) -> Option<usize> {
 
 impl RequestQueue for MemoryQueue {
     fn push(&mut self, request: Request) -> Result<(), Failure> {
-        let mut record = std::mem::take(&mut self.scratch);
+        let mut record = SCRATCH.with_borrow_mut(std::mem::take);
         record.clear();
         record::encode_into(&request, &mut record);
         let Ok(n) = u32::try_from(record.len()) else {
@@ -167,7 +185,7 @@ impl RequestQueue for MemoryQueue {
         }
         // A huge record's scratch is not kept.
         if record.capacity() <= 64 << 10 {
-            self.scratch = record;
+            SCRATCH.with_borrow_mut(|s| *s = record);
         }
         self.len += 1;
         Ok(())

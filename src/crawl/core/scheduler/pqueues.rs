@@ -6,7 +6,7 @@
 //! ([`QueueKey`]) slot, priority and kind (start requests wait in their own queues), so
 //! the same priority logic runs over memory queues and over disk queues (JOBDIR).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt;
 use std::ops::Bound;
 use std::rc::Rc;
@@ -33,7 +33,10 @@ impl Level {
 /// Scrapy's `ScrapyPriorityQueue`: one downstream queue per priority, highest first; at
 /// one priority, non-start requests before start requests.
 pub struct PriorityQueue {
-    levels: BTreeMap<i32, Level>,
+    /// By priority, ascending (the last pops first). A sorted `Vec`: a queue holds few
+    /// priorities, and the downloader-aware queue keeps one of these per slot, where a
+    /// `BTreeMap`'s first node (room for 11) cost 400 bytes for one priority.
+    levels: Vec<(i32, Level)>,
     factory: QueueFactory,
     slot: Option<String>,
     len: usize,
@@ -44,7 +47,7 @@ impl PriorityQueue {
     /// for a downloader-aware parent).
     pub fn new(factory: QueueFactory, slot: Option<String>) -> Self {
         Self {
-            levels: BTreeMap::new(),
+            levels: Vec::new(),
             factory,
             slot,
             len: 0,
@@ -59,10 +62,23 @@ impl PriorityQueue {
         priority: i32,
         start: bool,
     ) -> Result<&mut Box<dyn RequestQueue>, Failure> {
-        let level = self.levels.entry(priority).or_insert(Level {
-            normal: None,
-            start: None,
-        });
+        let at = match self.levels.binary_search_by_key(&priority, |(p, _)| *p) {
+            Ok(at) => at,
+            Err(at) => {
+                self.levels.insert(
+                    at,
+                    (
+                        priority,
+                        Level {
+                            normal: None,
+                            start: None,
+                        },
+                    ),
+                );
+                at
+            }
+        };
+        let level = &mut self.levels[at].1;
         let q = if start {
             &mut level.start
         } else {
@@ -91,7 +107,7 @@ impl RequestQueue for PriorityQueue {
     }
 
     fn pop(&mut self) -> Result<Option<Request>, Failure> {
-        let Some((&priority, level)) = self.levels.iter_mut().next_back() else {
+        let Some((_, level)) = self.levels.last_mut() else {
             return Ok(None);
         };
         let before = level.len();
@@ -107,7 +123,7 @@ impl RequestQueue for PriorityQueue {
         // A disk queue that fails to read a request back has still taken it out.
         self.len -= before - level.len();
         if level.len() == 0
-            && let Some(mut level) = self.levels.remove(&priority)
+            && let Some((_, mut level)) = self.levels.pop()
         {
             for q in [level.normal.as_mut(), level.start.as_mut()]
                 .into_iter()
@@ -132,7 +148,7 @@ impl RequestQueue for PriorityQueue {
 
     fn close(&mut self) -> Result<(), Failure> {
         let mut first_error = None;
-        for level in self.levels.values_mut() {
+        for (_, level) in &mut self.levels {
             for q in [level.normal.as_mut(), level.start.as_mut()]
                 .into_iter()
                 .flatten()
@@ -150,7 +166,10 @@ impl fmt::Debug for PriorityQueue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PriorityQueue")
             .field("len", &self.len)
-            .field("priorities", &self.levels.keys().collect::<Vec<_>>())
+            .field(
+                "priorities",
+                &self.levels.iter().map(|(p, _)| *p).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -358,6 +377,7 @@ pub fn priority_queue(
 mod tests {
     use super::*;
     use crate::crawl::core::scheduler::memqueue::{MemoryQueue, memory_queues};
+    use std::collections::BTreeMap;
 
     fn req(url: &str, prio: i32) -> Request {
         Request::get(url).expect("url").with_priority(prio)
