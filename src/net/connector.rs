@@ -73,13 +73,17 @@ pub enum ProxyKind {
 impl ProxyKind {
     /// The kind for a proxy URL's scheme, `None` for a scheme no proxy here speaks.
     pub fn from_scheme(scheme: &str) -> Option<Self> {
-        match scheme.to_ascii_lowercase().as_str() {
-            "http" => Some(Self::Http),
-            "https" => Some(Self::Https),
-            "socks5" => Some(Self::Socks5),
-            "socks5h" => Some(Self::Socks5h),
-            _ => None,
-        }
+        // Asked per request sent through a proxy: compared in place, not lower-cased
+        // into a new string.
+        [
+            ("http", Self::Http),
+            ("https", Self::Https),
+            ("socks5", Self::Socks5),
+            ("socks5h", Self::Socks5h),
+        ]
+        .into_iter()
+        .find(|(name, _)| scheme.eq_ignore_ascii_case(name))
+        .map(|(_, kind)| kind)
     }
 
     /// Whether requests to http targets go to the proxy itself, in absolute form

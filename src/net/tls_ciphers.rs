@@ -156,11 +156,11 @@ fn matches(suite: &Suite, term: &str) -> bool {
         .all(|part| part == suite.name || COMMON.contains(&part) || suite.aliases.contains(&part))
 }
 
-fn known_elsewhere(term: &str) -> bool {
+fn known_elsewhere(table: &[Suite], term: &str) -> bool {
     term.split('+').all(|part| {
         OTHER_OPENSSL.contains(&part)
             || COMMON.contains(&part)
-            || table()
+            || table
                 .iter()
                 .any(|s| s.name == part || s.aliases.contains(&part))
     })
@@ -220,7 +220,7 @@ pub fn tls12_suites(cipher_list: &str) -> Result<Vec<SupportedCipherSuite>, Stri
                         active.push(i);
                     }
                 }
-                if known_elsewhere(term)
+                if known_elsewhere(&table, term)
                     && !term.split('+').all(|p| table.iter().any(|s| s.name == p))
                 {
                     others_added = true;
