@@ -298,3 +298,58 @@ fn a_crawl_follows_a_manual_failover_whose_old_master_becomes_a_replica() {
     eprintln!("manual failover: {pages} pages, {items} items ({lost} lost)");
     assert!(lost <= 16, "{lost} items lost for {pages} pages");
 }
+
+/// Sends `signal` (`-STOP`, `-CONT`) to the server.
+fn signal(server: &mut RedisServer, signal: &str) {
+    let pid = server.pid().expect("the server runs");
+    let ok = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status();
+    assert!(ok.is_ok_and(|s| s.success()), "kill {signal} {pid}");
+}
+
+#[test]
+fn a_frozen_master_is_left_when_the_sentinels_announce_its_failover() {
+    let _serial = serial();
+    let mut g = Group::start();
+    let mut reactor = Reactor::new().expect("reactor");
+    let mut config = RedisConfig::from_url(&g.url("m")).expect("a sentinel URL");
+    // The connection alone would wait an hour for the frozen master's reply: only
+    // the sentinels' `+switch-master` can move the client in time.
+    config.command_timeout = 3600.0;
+    let client = RedisClient::new(&reactor.handle(), config).expect("client");
+    let d = client.command(&["SET", "before", "1"]);
+    run_until(&mut reactor, &d);
+    assert!(matches!(d.take_result(), Some(Ok(_))));
+    // Time for the watch to subscribe (loopback: milliseconds).
+    let tick = Deferred::<()>::new();
+    let t = tick.clone();
+    let _ = reactor.call_later(1.0, move || {
+        let _ = t.callback(());
+    });
+    run_until(&mut reactor, &tick);
+
+    // SIGSTOP: the master keeps its connections open and answers nothing; the
+    // sentinels see it down after 1 s and promote the replica.
+    let mut master = g.master.take().expect("master");
+    signal(&mut master, "-STOP");
+    let started = Instant::now();
+    let d = client.command(&["SET", "after", "2"]);
+    run_within(&mut reactor, &d, 60.0, "the SET sent to the frozen master");
+    let r = d.take_result();
+    signal(&mut master, "-CONT");
+    assert!(matches!(r, Some(Ok(_))), "{r:?}");
+    assert_eq!(
+        g.replica.call(&["GET", "after"]).expect("get"),
+        Value::Bulk(b"2".to_vec()),
+        "the SET ran on the promoted replica"
+    );
+    let c = client.counters();
+    assert!(c.master_switches >= 1, "{c:?}");
+    eprintln!(
+        "frozen master: the SET answered by the new master after {:.1} s ({} switch, {} retried)",
+        started.elapsed().as_secs_f64(),
+        c.master_switches,
+        c.retried
+    );
+}

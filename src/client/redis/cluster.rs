@@ -269,6 +269,10 @@ fn add_counters(sum: &mut RedisCounters, c: &RedisCounters) {
     sum.bytes_sent += c.bytes_sent;
     sum.bytes_received += c.bytes_received;
     sum.connects += c.connects;
+    sum.connect_failures += c.connect_failures;
+    sum.disconnects += c.disconnects;
+    sum.retried += c.retried;
+    sum.master_switches += c.master_switches;
 }
 
 impl Inner {

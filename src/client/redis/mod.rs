@@ -33,11 +33,14 @@
 //! With a `redis+sentinel://host:port,host:port/master[/db]` URL
 //! ([`RedisConfig::sentinel`]) every connection starts by asking the sentinels in turn
 //! for the master's address (`SENTINEL get-master-addr-by-name`; the one that answered
-//! is asked first next time), then connects to it. A failover is followed on the next
-//! reconnection: the old master's connection is lost, or it answers writes with
-//! `READONLY` (demoted to a replica) or `NOREPLICAS` (`min-replicas-to-write` and its
-//! replica gone): the client then drops the connection, ignores its later replies and
-//! sends what was in flight again to the master the sentinels name now.
+//! is asked first next time), then connects to it. Meanwhile one sentinel connection
+//! stays subscribed to `+switch-master`: when a failover of the master is announced the
+//! client drops its connection to the old master, ignores its later replies and sends
+//! what was in flight again to the announced one. Without an announcement (no sentinel
+//! reachable) a failover is still followed on the next reconnection: the old master's
+//! connection is lost, or it answers writes with `READONLY` (demoted to a replica) or
+//! `NOREPLICAS` (`min-replicas-to-write` and its replica gone), and the client asks
+//! the sentinels again.
 //!
 //! # Scripts
 //!
@@ -57,6 +60,8 @@ mod config;
 mod connection;
 pub mod handle;
 mod sentinel;
+mod sentinel_link;
+mod sentinel_mode;
 mod types;
 
 use std::cell::{Cell, RefCell};
@@ -69,6 +74,7 @@ use crate::net::{Connector, ConnectorConfig, Endpoint, Transport};
 use crate::proto::resp::encode_command;
 use crate::reactor::{DelayedCall, ReactorHandle};
 use connection::{Connection, Replies};
+use sentinel_link::SentinelWatch;
 
 pub use crate::proto::resp::Value;
 pub use config::{RedisConfig, RedisUrlError, SentinelConfig, mask_password};
@@ -134,6 +140,14 @@ struct State {
     demoted: bool,
     /// The sentinels in the order to ask them (the last one that answered first).
     sentinel_order: Vec<usize>,
+    /// Sentinel mode: the master's address the current connection was made to (or
+    /// is being made to), once known.
+    master: Option<(String, u16)>,
+    /// Sentinel mode: a new master announced by the sentinels, for the next
+    /// connection to use without asking.
+    announced: Option<(String, u16)>,
+    /// Sentinel mode: the subscription to `+switch-master`, from the first connection.
+    watch: Option<SentinelWatch>,
 }
 
 impl State {
@@ -231,6 +245,9 @@ impl RedisClient {
                     abort_reason: None,
                     demoted: false,
                     sentinel_order: (0..sentinels).collect(),
+                    master: None,
+                    announced: None,
+                    watch: None,
                 }),
                 on_connect: RefCell::new(Vec::new()),
                 on_down: RefCell::new(Vec::new()),
@@ -551,9 +568,7 @@ impl Inner {
             (self.config.endpoint(), st.generation)
         };
         let d = if self.config.sentinel.is_some() {
-            let out = Deferred::new();
-            self.ask_sentinel(0, Vec::new(), out.clone());
-            out
+            self.connect_through_sentinels()
         } else {
             let d = (self.connect)(&endpoint);
             if self.config.connect_timeout > 0.0 {
@@ -571,90 +586,6 @@ impl Inner {
         });
     }
 
-    /// Sentinel mode: asks the sentinels in turn (from the `tried`th in
-    /// `sentinel_order`) for the master's address, then connects to it; `out` fires
-    /// with the transport, or fails when no sentinel answered.
-    fn ask_sentinel(
-        &self,
-        tried: usize,
-        mut errors: Vec<String>,
-        out: Deferred<Rc<dyn Transport>>,
-    ) {
-        let Some(s) = &self.config.sentinel else {
-            return;
-        };
-        let idx = self.st.borrow().sentinel_order.get(tried).copied();
-        let Some((host, port)) = idx.and_then(|i| s.sentinels.get(i)).cloned() else {
-            let _ = out.errback(Failure::new(RedisConnectionError {
-                reason: format!(
-                    "no sentinel gave the address of master {:?}: {}",
-                    s.master,
-                    errors.join("; ")
-                ),
-            }));
-            return;
-        };
-        let config = sentinel::sentinel_client_config(&self.config, &host, port);
-        let timeout = config.connect_timeout + config.command_timeout;
-        let asker = RedisClient::with_connect(&self.reactor, config, self.connect.clone());
-        let d = asker.command_once(&[
-            "SENTINEL".as_bytes(),
-            b"get-master-addr-by-name",
-            s.master.as_bytes(),
-        ]);
-        d.add_timeout(timeout, self.reactor.clock());
-        let me = self.me.clone();
-        let _ = d.then(move |r: Result<Value, Failure>| {
-            asker.close();
-            let Some(i) = me.upgrade() else {
-                return Ok::<(), Failure>(());
-            };
-            let answer = match &r {
-                Ok(v) => sentinel::master_address(v),
-                Err(f) => Err(f.to_string()),
-            };
-            match answer {
-                Ok((mhost, mport)) => {
-                    if let Some(idx) = idx {
-                        let mut st = i.st.borrow_mut();
-                        st.sentinel_order.retain(|&x| x != idx);
-                        st.sentinel_order.insert(0, idx);
-                    }
-                    log::debug!("Redis sentinel {host}:{port}: the master is {mhost}:{mport}");
-                    let endpoint = Endpoint {
-                        host: mhost,
-                        port: mport,
-                        tls: i.config.tls,
-                        proxy: None,
-                        bind: None,
-                    };
-                    let c = (i.connect)(&endpoint);
-                    if i.config.connect_timeout > 0.0 {
-                        c.add_timeout(i.config.connect_timeout, i.reactor.clock());
-                    }
-                    let _ = c.then(move |r: Result<Rc<dyn Transport>, Failure>| {
-                        match r {
-                            Ok(t) => {
-                                if out.callback(t.clone()).is_err() {
-                                    t.abort_connection();
-                                }
-                            }
-                            Err(f) => {
-                                let _ = out.errback(f);
-                            }
-                        }
-                        Ok::<(), Failure>(())
-                    });
-                }
-                Err(why) => {
-                    errors.push(format!("{host}:{port}: {why}"));
-                    i.ask_sentinel(tried + 1, errors, out);
-                }
-            }
-            Ok::<(), Failure>(())
-        });
-    }
-
     fn on_connected(&self, generation: u64, r: Result<Rc<dyn Transport>, Failure>) {
         let stale = {
             let mut st = self.st.borrow_mut();
@@ -664,6 +595,13 @@ impl Inner {
         let transport = match r {
             Ok(t) if stale => {
                 t.abort_connection();
+                return;
+            }
+            Ok(t) if self.st.borrow().announced.is_some() => {
+                // The sentinels announced another master while this connection was
+                // being made.
+                t.abort_connection();
+                self.connection_failed("the sentinels announced a new master".into());
                 return;
             }
             Ok(t) => t,
@@ -960,6 +898,10 @@ impl Inner {
             failed.extend(st.queue.drain(..));
             (t, st.connecting.take(), failed)
         };
+        let watch = self.st.borrow_mut().watch.take();
+        if let Some(w) = watch {
+            w.close();
+        }
         if let Some(d) = connecting {
             d.cancel();
         }

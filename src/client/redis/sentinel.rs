@@ -1,9 +1,6 @@
-//! Redis Sentinel, the sans-IO part: the configuration of a connection to one sentinel
-//! and what its answer to `SENTINEL get-master-addr-by-name` means. The client asks
-//! the sentinels in turn before every connection (`RedisClient`'s `start_connect`), so
-//! a failover is followed by the next reconnection: the old master's connection is lost
-//! (it died) or its writes are refused with `READONLY` (it came back as a replica), and
-//! the client asks again.
+//! Redis Sentinel, the sans-IO part: the configuration of a connection to one sentinel,
+//! what its answer to `SENTINEL get-master-addr-by-name` means and what a
+//! `+switch-master` announcement says. The talking is in `sentinel_link`.
 
 use crate::proto::resp::Value;
 
@@ -54,6 +51,21 @@ pub fn master_address(reply: &Value) -> Result<(String, u16), String> {
     }
 }
 
+/// The new address of master `master` from the payload of a `+switch-master`
+/// announcement (`<name> <old ip> <old port> <new ip> <new port>`); `None` for
+/// another master's failover or a payload that is not one.
+pub fn switch_master(payload: &[u8], master: &str) -> Option<(String, u16)> {
+    let text = std::str::from_utf8(payload).ok()?;
+    let mut words = text.split_ascii_whitespace();
+    let name = words.next()?;
+    let (_old_ip, _old_port) = (words.next()?, words.next()?);
+    let (ip, port) = (words.next()?, words.next()?);
+    if name != master || words.next().is_some() || ip.is_empty() {
+        return None;
+    }
+    Some((ip.to_owned(), port.parse().ok()?))
+}
+
 /// Whether an error reply says this server must not take writes now: it is a replica
 /// (`READONLY`: a failover demoted it) or a master that lost its replicas
 /// (`NOREPLICAS`, with `min-replicas-to-write`: it may be the old master of a failover
@@ -81,6 +93,24 @@ mod tests {
         let bad = Value::Array(vec![Value::Bulk(b"h".to_vec()), Value::Bulk(b"x".to_vec())]);
         assert!(master_address(&bad).is_err());
         assert!(master_address(&Value::Integer(1)).is_err());
+    }
+
+    #[test]
+    fn switch_master_announcements() {
+        // The payload as Redis 7's sentinel publishes it (sentinel.c,
+        // sentinelEvent(LL_WARNING,"+switch-master",...,"%s %s %d %s %d")).
+        let p = b"m 127.0.0.1 6379 127.0.0.1 6380";
+        assert_eq!(switch_master(p, "m"), Some(("127.0.0.1".into(), 6380)));
+        assert_eq!(switch_master(p, "other"), None);
+        assert_eq!(
+            switch_master(b"m 127.0.0.1 6379 ::1 7000", "m"),
+            Some(("::1".into(), 7000))
+        );
+        assert_eq!(switch_master(b"m 127.0.0.1 6379 127.0.0.1", "m"), None);
+        assert_eq!(switch_master(b"m 127.0.0.1 6379 127.0.0.1 port", "m"), None);
+        assert_eq!(switch_master(b"m a 1 b 2 extra", "m"), None);
+        assert_eq!(switch_master(b"\xff", "m"), None);
+        assert_eq!(switch_master(b"", "m"), None);
     }
 
     #[test]

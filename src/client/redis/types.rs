@@ -130,4 +130,7 @@ pub struct RedisCounters {
     pub disconnects: u64,
     /// Commands sent again after a connection was lost.
     pub retried: u64,
+    /// Sentinel mode: failovers announced by the sentinels (`+switch-master`) that
+    /// moved the client off the master it was connected or connecting to.
+    pub master_switches: u64,
 }
