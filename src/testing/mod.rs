@@ -14,6 +14,7 @@ pub mod hostile;
 pub mod login;
 pub mod media;
 pub mod redis_cluster;
+pub mod redis_load;
 pub mod redis_server;
 mod reply;
 mod routes;

@@ -10,9 +10,10 @@ use super::{
     Enqueue, Filter, Inner, LEASE_META, Layout, POLL_MAX, POLL_MIN, Remote, client, sha1_hex,
     shard_of,
 };
-use crate::client::redis::Value;
+use super::{Lease, prefilter};
 use crate::client::redis::handle::Topology;
-use crate::defer::Failure;
+use crate::client::redis::{ReplyError, Value};
+use crate::defer::{Deferred, Failure};
 use crate::distributed::codec::{decode_compat, decode_native};
 
 impl Inner {
@@ -122,23 +123,7 @@ impl Inner {
         if !acks.is_empty() || !bad.is_empty() {
             let mut done: Vec<(usize, String)> = acks;
             done.extend(bad.into_iter().map(|(lease, _)| lease));
-            // One server runs commands in the order of its one connection, so the
-            // acknowledgements go now, behind the writes of this turn. A cluster's
-            // masters answer independently: they wait until every write issued before
-            // (the outputs' enqueues and items, on other masters) is answered, then go
-            // with the next flush's writes (one write per master, not two).
-            if client(self).topology() == Some(Topology::Cluster) {
-                let me = self.me.clone();
-                let _ = client(self).barrier().then(move |_| {
-                    if let Some(i) = me.upgrade() {
-                        i.st.borrow_mut().ready_acks.extend(done);
-                        i.schedule_flush();
-                    }
-                    Ok::<(), Failure>(())
-                });
-            } else {
-                ack(client(self), &shards, &done);
-            }
+            self.send_acks(done);
         }
         if let Some(n) = pop {
             self.send_pop(n, seq);
@@ -150,7 +135,11 @@ impl Inner {
     pub(super) fn send_enqueues(&self, enq: Vec<Enqueue>) {
         let shards = self.shards.borrow().clone();
         if shards.len() == 1 {
-            self.send_enqueue(&shards, 0, enq);
+            if self.should_prefilter(&enq) {
+                self.send_prefilter(&shards, 0, enq);
+            } else {
+                self.send_enqueue(&shards, 0, enq, false);
+            }
             return;
         }
         let mut groups: Vec<Vec<Enqueue>> = (0..shards.len()).map(|_| Vec::new()).collect();
@@ -163,13 +152,26 @@ impl Inner {
             groups[shard_of(key, shards.len())].push(e);
         }
         for (k, g) in groups.into_iter().enumerate() {
-            if !g.is_empty() {
-                self.send_enqueue(&shards, k, g);
+            if g.is_empty() {
+                continue;
+            }
+            if self.should_prefilter(&g) {
+                self.send_prefilter(&shards, k, g);
+            } else {
+                self.send_enqueue(&shards, k, g, false);
             }
         }
     }
 
-    fn send_enqueue(&self, shards: &Rc<Vec<Keys>>, k: usize, enq: Vec<Enqueue>) {
+    /// `ENQUEUE` of shard `k`'s batch (`prefiltered`: its duplicates were taken out
+    /// before, so its replies say nothing of the share of duplicates).
+    pub(super) fn send_enqueue(
+        &self,
+        shards: &Rc<Vec<Keys>>,
+        k: usize,
+        enq: Vec<Enqueue>,
+        prefiltered: bool,
+    ) {
         let scripts = crate::distributed::scripts::scripts();
         let keys = &shards[k];
         let mut argv: Vec<&[u8]> = Vec::with_capacity(3 + enq.len() * 4);
@@ -188,13 +190,19 @@ impl Inner {
         let queue = keys.queue.clone();
         let _ = d.then(move |r| {
             if let Some(i) = me.upgrade() {
-                i.enqueued(&queue, enq, r);
+                i.enqueued(&queue, enq, r, prefiltered);
             }
             Ok::<(), Failure>(())
         });
     }
 
-    pub(super) fn enqueued(&self, queue: &str, enq: Vec<Enqueue>, r: Result<Value, Failure>) {
+    pub(super) fn enqueued(
+        &self,
+        queue: &str,
+        enq: Vec<Enqueue>,
+        r: Result<Value, Failure>,
+        prefiltered: bool,
+    ) {
         let results: Vec<i64> = match &r {
             Ok(v) => v
                 .as_array()
@@ -218,6 +226,16 @@ impl Inner {
             let mut st = self.st.borrow_mut();
             for key in enq.iter().filter_map(|e| e.seen_key) {
                 st.seen.insert(key);
+            }
+            if !prefiltered {
+                let (mut dups, mut asked) = (0, 0);
+                for (i, e) in enq.iter().enumerate() {
+                    if checked(e) {
+                        asked += 1;
+                        dups += usize::from(results.get(i + 1) == Some(&0));
+                    }
+                }
+                st.prefilter.note(dups, asked);
             }
         }
         for (i, e) in enq.into_iter().enumerate() {
@@ -366,7 +384,10 @@ impl Inner {
                 .remote
                 .iter()
                 .all(|r| r.is_some_and(|r| r.seq >= mutation && r.qlen == 0 && r.leased == 0));
-            let trusted = st.enq.is_empty() && st.acks.is_empty() && st.ready_acks.is_empty();
+            let trusted = st.enq.is_empty()
+                && st.acks.is_empty()
+                && st.ready_acks.is_empty()
+                && !st.prefilter.busy();
             if trusted && st.buffer.is_empty() && all_idle {
                 let now = self.reactor.seconds();
                 st.idle_since.get_or_insert(now);
@@ -481,6 +502,7 @@ impl Inner {
             || !st.enq.is_empty()
             || !st.acks.is_empty()
             || !st.ready_acks.is_empty()
+            || st.prefilter.busy()
             || !st.opened
         {
             return false;
@@ -557,5 +579,185 @@ pub(super) fn ack(
                 Ok(Value::Nil)
             });
         }
+    }
+}
+
+/// Whether `e` is checked against the dupefilter (not `dont_filter`).
+fn checked(e: &Enqueue) -> bool {
+    prefilter::checked(&e.args[0])
+}
+
+/// The prefilter's side (`prefilter.rs` says why): asking the dupefilter first, the
+/// acknowledgements that wait for it.
+impl Inner {
+    /// Whether this shard's batch should be prefiltered.
+    pub(super) fn should_prefilter(&self, enq: &[Enqueue]) -> bool {
+        let set = matches!(&*self.filter.borrow(), Filter::Redis(k, _) if k.script_name() == "set");
+        set && self.st.borrow().prefilter.wanted() && enq.iter().any(checked)
+    }
+
+    /// Asks shard `k`'s dupefilter about the batch's fingerprints; the rest of the
+    /// batch goes on to `ENQUEUE` when the answer comes.
+    pub(super) fn send_prefilter(&self, shards: &Rc<Vec<Keys>>, k: usize, enq: Vec<Enqueue>) {
+        let keys = &shards[k];
+        let mut argv: Vec<&[u8]> = Vec::with_capacity(2 + enq.len());
+        argv.push(b"SMISMEMBER");
+        argv.push(keys.dupefilter.as_bytes());
+        argv.extend(
+            enq.iter()
+                .filter(|e| checked(e))
+                .map(|e| e.args[1].as_slice()),
+        );
+        let d = client(self).command(&argv);
+        let id = {
+            let mut st = self.st.borrow_mut();
+            st.prefilter.next_id += 1;
+            let id = st.prefilter.next_id;
+            st.prefilter.pending.insert(id);
+            id
+        };
+        let me = self.me.clone();
+        let shards = shards.clone();
+        let _ = d.then(move |r| {
+            if let Some(i) = me.upgrade() {
+                i.prefiltered(id, &shards, k, enq, r);
+            }
+            Ok::<(), Failure>(())
+        });
+    }
+
+    fn prefiltered(
+        &self,
+        id: u64,
+        shards: &Rc<Vec<Keys>>,
+        k: usize,
+        enq: Vec<Enqueue>,
+        r: Result<Value, Failure>,
+    ) {
+        let known: Option<Vec<bool>> = match &r {
+            Ok(Value::Array(a)) if a.len() == enq.iter().filter(|e| checked(e)).count() => {
+                Some(a.iter().map(|v| v.as_int() == Some(1)).collect())
+            }
+            Ok(other) => {
+                log::warn!(
+                    "Unexpected reply to SMISMEMBER on {}: {other:?}",
+                    shards[k].dupefilter
+                );
+                None
+            }
+            Err(f) => {
+                if f.downcast_ref::<ReplyError>().is_some() {
+                    log::info!(
+                        "The Redis server cannot prefilter enqueues ({f}): not trying again"
+                    );
+                    self.st.borrow_mut().prefilter.off = true;
+                }
+                None
+            }
+        };
+        let mut rest = Vec::with_capacity(enq.len());
+        let mut dups = Vec::new();
+        match known {
+            Some(known) => {
+                let mut flags = known.into_iter();
+                for e in enq {
+                    if checked(&e) && flags.next().unwrap_or(false) {
+                        dups.push(e);
+                    } else {
+                        rest.push(e);
+                    }
+                }
+                let checked_n = dups.len() + rest.iter().filter(|e| checked(e)).count();
+                let mut st = self.st.borrow_mut();
+                st.prefilter.note(dups.len(), checked_n);
+                for key in dups.iter().filter_map(|e| e.seen_key) {
+                    st.seen.insert(key);
+                }
+            }
+            None => rest = enq,
+        }
+        if !rest.is_empty() {
+            // Sent after this worker's pops in flight: only a later pop may say idle.
+            {
+                let mut st = self.st.borrow_mut();
+                st.mutation_seq = st.flush_seq + 1;
+            }
+            self.send_enqueue(shards, k, rest, true);
+        }
+        let released = {
+            let mut st = self.st.borrow_mut();
+            st.prefilter.pending.remove(&id);
+            let oldest = st.prefilter.pending.first().copied();
+            let (go, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.prefilter.held)
+                .into_iter()
+                .partition(|(last, _)| oldest.is_none_or(|o| o > *last));
+            st.prefilter.held = keep;
+            go
+        };
+        for (_, leases) in released {
+            self.send_acks(leases);
+        }
+        self.stats
+            .inc_value("scheduler/redis/prefiltered", dups.len() as i64);
+        for e in dups {
+            self.log_duplicate(&e.url);
+            if let Some(d) = e.answer {
+                let _ = d.callback(false);
+            }
+        }
+        let waiters = {
+            let mut st = self.st.borrow_mut();
+            if st.prefilter.pending.is_empty() {
+                std::mem::take(&mut st.prefilter.waiters)
+            } else {
+                Vec::new()
+            }
+        };
+        for w in waiters {
+            let _ = w.callback(());
+        }
+        self.wake.wake();
+    }
+
+    /// Acknowledges `done` now, or once the prefilters pending now are answered (the
+    /// enqueues of their outputs go then).
+    pub(super) fn send_acks(&self, done: Vec<Lease>) {
+        {
+            let mut st = self.st.borrow_mut();
+            if let Some(&last) = st.prefilter.pending.last() {
+                st.prefilter.held.push((last, done));
+                return;
+            }
+        }
+        let shards = self.shards.borrow().clone();
+        // One server runs commands in the order of its one connection, so the
+        // acknowledgements go now, behind the writes before them. A cluster's masters
+        // answer independently: they wait until every write issued before (the
+        // outputs' enqueues and items, on other masters) is answered, then go with the
+        // next flush's writes (one write per master, not two).
+        if client(self).topology() == Some(Topology::Cluster) {
+            let me = self.me.clone();
+            let _ = client(self).barrier().then(move |_| {
+                if let Some(i) = me.upgrade() {
+                    i.st.borrow_mut().ready_acks.extend(done);
+                    i.schedule_flush();
+                }
+                Ok::<(), Failure>(())
+            });
+        } else {
+            ack(client(self), &shards, &done);
+        }
+    }
+
+    /// Fires when no prefilter is pending (their enqueues and the acknowledgements
+    /// held for them are sent).
+    pub(super) fn prefilters_done(&self) -> Deferred<()> {
+        let mut st = self.st.borrow_mut();
+        if st.prefilter.pending.is_empty() {
+            return crate::defer::succeed(());
+        }
+        let d = Deferred::new();
+        st.prefilter.waiters.push(d.clone());
+        d
     }
 }

@@ -36,6 +36,7 @@
 
 mod io;
 mod open;
+mod prefilter;
 mod seen;
 mod shards;
 
@@ -194,6 +195,8 @@ struct State {
     dupes_logged: bool,
     /// Fingerprints the shared dupefilter is known to hold.
     seen: SeenCache,
+    /// The prefilter's state (`prefilter.rs`).
+    prefilter: prefilter::PrefilterState,
 }
 
 struct Config {

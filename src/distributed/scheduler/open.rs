@@ -221,14 +221,17 @@ impl Inner {
     pub(super) fn close_shards(self: &Rc<Self>) -> Deferred<()> {
         // On a cluster the last acknowledgements wait for the writes before them on
         // other masters: they go first, or `CLOSE` would put their leases back.
+        // Prefiltered enqueues, and the acknowledgements held for them, go first too.
         let me = self.clone();
-        client(self).barrier().then(move |_| {
-            let ready = std::mem::take(&mut me.st.borrow_mut().ready_acks);
-            if !ready.is_empty() {
-                let shards = me.shards.borrow().clone();
-                super::io::ack(client(&me), &shards, &ready);
-            }
-            me.send_close()
+        self.prefilters_done().then(move |_| {
+            client(&me).barrier().then(move |_| {
+                let ready = std::mem::take(&mut me.st.borrow_mut().ready_acks);
+                if !ready.is_empty() {
+                    let shards = me.shards.borrow().clone();
+                    super::io::ack(client(&me), &shards, &ready);
+                }
+                me.send_close()
+            })
         })
     }
 
