@@ -63,12 +63,17 @@ local function qlen(q, mode)
   if mode == 'z' then return redis.call('ZCARD', q) end
   return redis.call('LLEN', q)
 end
-local function leased_total(workers, prefix)
-  local total = 0
-  for _, w in ipairs(redis.call('ZRANGE', workers, 0, -1)) do
-    total = total + redis.call('HLEN', prefix .. w)
+local function leased_any(workers, prefix)
+  local from = 0
+  while true do
+    local ws = redis.call('ZRANGE', workers, from, from + 31)
+    for _, w in ipairs(ws) do
+      local n = redis.call('HLEN', prefix .. w)
+      if n > 0 then return n end
+    end
+    if #ws < 32 then return 0 end
+    from = from + 32
   end
-  return total
 end
 local function bloom_add(prefix, spec)
   local bits = {}
@@ -262,13 +267,18 @@ return out
 ";
 
 /// `POP`: KEYS queue, workers, this worker's leases, meta; ARGV mode, count, worker,
-/// lease ms, lease key prefix, token. Renews this worker's deadline, re-queues the
-/// leases of workers whose deadline passed, pops up to `count` entries and leases
-/// them (`ZPOPMIN`: Redis 5 or later). Returns `{-1}` when the meta hash is gone (the
-/// database lost the crawl), else `{requeued, queue length, leases held by all
-/// workers, keys repaired, entries...}`; the lease count (one `HLEN` per worker) is
-/// only counted when the queue is empty, the one case the idle check needs it, and is
-/// `-1` otherwise.
+/// lease ms, lease key prefix, token, holds (`0` when this worker holds leases).
+/// Renews this worker's deadline, re-queues the leases of workers whose deadline
+/// passed, pops up to `count` entries and leases them (`ZPOPMIN`: Redis 5 or later).
+/// Returns `{-1}` when the meta hash is gone (the database lost the crawl), else
+/// `{requeued, queue length, leases, keys repaired, entries...}`. `leases` says
+/// whether any worker holds a lease: 0 when none does, else the leases of the first
+/// worker found holding some (an `HLEN` per worker until one holds some). It is only
+/// looked at when the queue is empty, nothing was popped and the worker holds no
+/// lease — the one case the idle check needs it (otherwise some lease is held: the
+/// crawl is not idle) — and is `-1` otherwise. A fleet's pops often find the queue
+/// drained by the others: counting every worker's leases then cost 256 `HLEN`s per
+/// pop with 256 workers.
 /// With count 0 it is the heartbeat.
 ///
 /// Idempotent: the token and the popped lease fields are kept in `<leases>:last`, and
@@ -330,7 +340,11 @@ else
   redis.call('HSET', last, 'token', token, 'fields', encoded)
 end
 out[2] = qlen(q, mode)
-if out[2] == 0 then out[3] = leased_total(workers, prefix) else out[3] = -1 end
+if out[2] == 0 and #out == 4 and ARGV[7] ~= '0' then
+  out[3] = leased_any(workers, prefix)
+else
+  out[3] = -1
+end
 return out
 ";
 

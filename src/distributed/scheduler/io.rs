@@ -275,11 +275,14 @@ impl Inner {
     pub(super) fn send_pop(&self, n: usize, seq: u64) {
         let scripts = crate::distributed::scripts::scripts();
         let shards = self.shards.borrow().clone();
-        let shard = {
+        let (shard, holds) = {
             let mut st = self.st.borrow_mut();
             let k = st.next_shard % shards.len();
             st.next_shard = (k + 1) % shards.len();
-            k
+            // Holding a lease, this worker knows the crawl is not idle: the script
+            // need not count everybody's.
+            let holds = !st.leases.is_empty() || !st.buffer.is_empty();
+            (k, if holds { "0" } else { "1" })
         };
         let keys = &shards[shard];
         let count = n.to_string();
@@ -295,6 +298,7 @@ impl Inner {
                 &lease,
                 &keys.lease_prefix,
                 &token,
+                holds,
             ],
         );
         let me = self.me.clone();

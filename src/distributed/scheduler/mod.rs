@@ -409,9 +409,10 @@ impl RedisScheduler {
         &self.inner.shared.worker_id
     }
 
-    /// The queue length and the leases held by all workers, as of the last pop from
-    /// each shard (the leases are counted only when a shard's queue was empty; `-1`
-    /// otherwise). `None` before every shard answered a pop.
+    /// The queue length and whether leases are held, as of the last pop from each
+    /// shard: 0 when no worker held a lease, a positive number when some did (a lower
+    /// bound of their count), `-1` when the shard did not look (its queue was not
+    /// empty, or this worker held leases). `None` before every shard answered a pop.
     pub fn remote_counts(&self) -> Option<(i64, i64)> {
         let st = self.inner.st.borrow();
         let mut sum = (0, 0);
