@@ -1,10 +1,10 @@
-// cargo run --release --example redis_load -- REDIS_URL WORKERS [PAGES] [LINKS] [ITEMS] [PREFETCH]
+// cargo run --release --example redis_load -- REDIS_URL WORKERS [PAGES] [LINKS] [ITEMS] [PREFETCH] [ITEMS_SHARDS]
 //
 // A load generator for the distributed layer (`trawl::testing::redis_load`): WORKERS
 // simulated workers on one reactor thread, each with its own connection,
 // `RedisScheduler` and `RedisPipeline`, crawling a synthetic site of PAGES pages
 // (20,000) with LINKS links (17) and ITEMS items (4) per page, PREFETCH (16) requests
-// in flight each, nothing fetched.
+// in flight each, nothing fetched; ITEMS_SHARDS (1) is `REDIS_ITEMS_SHARDS`.
 //
 // Prints one JSON line: pages, seconds, pages/s. `scripts/redis_cost.py --load N,...`
 // runs it against its own redis-server and adds the server's CPU per page.
@@ -13,7 +13,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use serde_json::json;
-use trawl::testing::redis_load::{LoadSite, run};
+use trawl::testing::redis_load::{LoadSite, run_with};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -21,7 +21,9 @@ fn main() {
         args.get(i).and_then(|a| a.parse().ok()).unwrap_or(default)
     };
     let Some(url) = args.first().cloned() else {
-        eprintln!("usage: redis_load REDIS_URL WORKERS [PAGES] [LINKS] [ITEMS] [PREFETCH]");
+        eprintln!(
+            "usage: redis_load REDIS_URL WORKERS [PAGES] [LINKS] [ITEMS] [PREFETCH] [ITEMS_SHARDS]"
+        );
         std::process::exit(2);
     };
     let workers = arg(1, 1).max(1);
@@ -31,7 +33,9 @@ fn main() {
         items: arg(4, 4),
     };
     let prefetch = arg(5, 16).max(1) as usize;
-    let report = match run(&url, workers, site, prefetch) {
+    let items_shards = arg(6, 1).max(1);
+    let extra = [("REDIS_ITEMS_SHARDS", json!(items_shards))];
+    let report = match run_with(&url, workers, site, prefetch, &extra) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("{e}");

@@ -33,7 +33,10 @@ M-master Redis Cluster (`redis-cli --cluster create`, no replicas), the crawl sh
 over the masters: the capacity of a cluster is the pages per second of its busiest
 master's CPU (the first to saturate), reported against the single server's.
 
-    scripts/redis_cost.py --load 1,4,16,64 --cluster 3 --pages 100000
+    scripts/redis_cost.py --load 1,4,16,64 --cluster 3 --pages 100000 [--items-shards 3]
+
+With --items-shards N the cluster's workers spread their items over N lists
+(`REDIS_ITEMS_SHARDS`) instead of one on one master.
 
 Needs `redis-server` on the PATH (or TRAWL_REDIS_SERVER), and `redis-cli` for --cluster. Prints a table per N and a
 JSON line per N (the last lines) for benches/RESULTS.md.
@@ -316,7 +319,7 @@ def start_cluster(redis_bin, masters, tmp):
     return ports, procs
 
 
-def load_run(args, ports, n):
+def load_run(args, ports, n, items_shards=1):
     """One load-generator run against the servers at `ports` (one, or a cluster's
     masters): the run's JSON and each server's CPU seconds."""
     rs = [connect(p) for p in ports]
@@ -325,8 +328,9 @@ def load_run(args, ports, n):
         r.call("CONFIG", "RESETSTAT")
     before = [cpu_seconds(r) for r in rs]
     t0 = time.time()
+    extra = [str(items_shards)] if items_shards > 1 else []
     p = subprocess.run([args.load_bin, f"redis://127.0.0.1:{ports[0]}/0", str(n),
-                        str(args.pages), "17", "4", str(args.prefetch)],
+                        str(args.pages), "17", "4", str(args.prefetch), *extra],
                        capture_output=True, timeout=1800)
     wall = time.time() - t0
     if p.returncode != 0:
@@ -347,11 +351,12 @@ def cluster_load(args, single_port, cluster_ports):
     results = []
     for n in [int(x) for x in args.load.split(",")]:
         one, cpus1, _ = load_run(args, [single_port], n)
-        many, cpus, _ = load_run(args, cluster_ports, n)
+        many, cpus, _ = load_run(args, cluster_ports, n, args.items_shards)
         single_us = cpus1[0] * 1e6 / one["pages"]
         per_master = [c * 1e6 / many["pages"] for c in cpus]
         busiest = max(per_master)
         row = {"workers": n, "pages": many["pages"], "masters": len(cluster_ports),
+               "items_shards": args.items_shards,
                "single_us_per_page": single_us, "single_capacity": 1e6 / single_us,
                "cluster_us_per_page": sum(per_master),
                "master_us_per_page": per_master, "cluster_capacity": 1e6 / busiest,
@@ -434,6 +439,8 @@ def main():
     ap.add_argument("--svg", help="with --load: write the curve to this SVG file")
     ap.add_argument("--cluster", type=int, help="with --load: also against a cluster of "
                     "this many masters")
+    ap.add_argument("--items-shards", type=int, default=1,
+                    help="with --cluster: REDIS_ITEMS_SHARDS for the cluster's runs")
     ap.add_argument("--per-operation", action="store_true",
                     help="also time each operation through the slow log (slower)")
     args = ap.parse_args()

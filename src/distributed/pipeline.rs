@@ -11,11 +11,18 @@
 //! call (the fixture crawl's 4.5 items per page, one script call each, were 36% of the
 //! server's time). Only a key of the wrong type takes the `PUSH_LIST` script, which
 //! moves it aside. The list's order is the order the items reached the pipeline.
+//!
+//! With `REDIS_ITEMS_SHARDS = N` (default 1) the items go to N lists instead,
+//! `<key>:{<tag>}` with the hash tags of the scheduler's shards (`s<i>.<j>`), one
+//! push to each in turn: on a Redis Cluster they lie on different masters (the same
+//! masters as the scheduler's shards when N is the shard count), so a fleet's items do
+//! not all load one master. Consumers read every list; order holds within each.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::codec::python_json;
+use super::scheduler::{MAX_SHARDS, shard_tag};
 use super::shared::{REDIS_ITEMS_KEY, SharedRedis, format_key, setting_str, shared_client};
 use crate::client::redis::{ReplyError, Value};
 use crate::crawl::context::CrawlContext;
@@ -32,7 +39,9 @@ pub const MAX_BATCH: usize = 1000;
 /// Stores items in a Redis list.
 pub struct RedisPipeline {
     shared: Rc<SharedRedis>,
-    key: Rc<str>,
+    keys: Rc<[Rc<str>]>,
+    /// The list the next push goes to.
+    next: Rc<Cell<usize>>,
     reactor: ReactorHandle,
     batch: Rc<RefCell<Batch>>,
 }
@@ -48,7 +57,7 @@ struct Batch {
 impl std::fmt::Debug for RedisPipeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisPipeline")
-            .field("key", &self.key)
+            .field("keys", &self.keys)
             .finish_non_exhaustive()
     }
 }
@@ -58,9 +67,39 @@ impl RedisPipeline {
     ///
     /// # Errors
     ///
-    /// The Redis settings are malformed.
+    /// The Redis settings are malformed: `REDIS_ITEMS_SHARDS` not between 1 and
+    /// [`MAX_SHARDS`], or above 1 with a key that has a hash tag of its own.
     pub fn from_context(ctx: &Rc<CrawlContext>) -> Result<Self, Failure> {
         let template = setting_str(&ctx.settings, "REDIS_ITEMS_KEY", REDIS_ITEMS_KEY)?;
+        let key = format_key(&template, ctx.spider_name());
+        let n = match ctx.settings.get("REDIS_ITEMS_SHARDS") {
+            Some(_) => ctx
+                .settings
+                .get_usize("REDIS_ITEMS_SHARDS")
+                .map_err(Failure::new)?,
+            None => 1,
+        };
+        if !(1..=MAX_SHARDS).contains(&n) {
+            return Err(Failure::msg(format!(
+                "REDIS_ITEMS_SHARDS must be between 1 and {MAX_SHARDS}, not {n}"
+            )));
+        }
+        if n > 1 && key.contains('{') {
+            return Err(Failure::msg(format!(
+                "REDIS_ITEMS_KEY {key:?} has a hash tag of its own: with REDIS_ITEMS_SHARDS = \
+                 {n} each list gets the tag of its shard"
+            )));
+        }
+        let keys: Rc<[Rc<str>]> = if n == 1 {
+            Rc::from(vec![Rc::from(key)])
+        } else {
+            (0..n)
+                .map(|i| Rc::from(format!("{key}:{{{}}}", shard_tag(i, n))))
+                .collect()
+        };
+        if n > 1 {
+            log::info!("Items go to {n} lists: {}", keys.join(", "));
+        }
         let shared = shared_client(ctx)?;
         let reactor = ctx
             .reactor()
@@ -71,15 +110,21 @@ impl RedisPipeline {
             .load_script(&super::scripts::scripts().push_list);
         Ok(Self {
             shared,
-            key: format_key(&template, ctx.spider_name()).into(),
+            keys,
+            next: Rc::default(),
             reactor,
             batch: Rc::default(),
         })
     }
 
-    /// The key.
+    /// The key (the first list's with `REDIS_ITEMS_SHARDS` above 1).
     pub fn key(&self) -> &str {
-        &self.key
+        &self.keys[0]
+    }
+
+    /// Every list the items go to.
+    pub fn keys(&self) -> Vec<String> {
+        self.keys.iter().map(|k| k.to_string()).collect()
     }
 }
 
@@ -96,16 +141,30 @@ impl ItemPipeline for RedisPipeline {
         b.waiting.push((item, d.clone()));
         if b.json.len() >= MAX_BATCH {
             drop(b);
-            flush(&self.shared, &self.key, &self.batch);
+            flush(&self.shared, &self.next_key(), &self.batch);
         } else if b.timer.is_none() {
-            let (shared, key, batch) = (self.shared.clone(), self.key.clone(), self.batch.clone());
+            let (shared, batch) = (self.shared.clone(), self.batch.clone());
+            let (keys, next) = (self.keys.clone(), self.next.clone());
             b.timer = Some(self.reactor.call_later(0.0, move || {
                 batch.borrow_mut().timer = None;
-                flush(&shared, &key, &batch);
+                flush(&shared, &take_next(&keys, &next), &batch);
             }));
         }
         Ok(ItemOutcome::Wait(d))
     }
+}
+
+impl RedisPipeline {
+    fn next_key(&self) -> Rc<str> {
+        take_next(&self.keys, &self.next)
+    }
+}
+
+/// The list the next push goes to (and moves the turn on).
+fn take_next(keys: &[Rc<str>], next: &Cell<usize>) -> Rc<str> {
+    let i = next.get() % keys.len().max(1);
+    next.set(i + 1);
+    keys[i].clone()
 }
 
 /// Sends the waiting items in one `RPUSH`; each item's Deferred fires with the reply

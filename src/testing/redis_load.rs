@@ -188,6 +188,21 @@ fn process(w: &Rc<Worker>, run: &Rc<Run>, req: Request) {
 ///
 /// The reactor or a worker could not be built.
 pub fn run(url: &str, workers: u64, site: LoadSite, prefetch: usize) -> Result<LoadReport, String> {
+    run_with(url, workers, site, prefetch, &[])
+}
+
+/// [`run`] with more settings for every worker (e.g. `REDIS_ITEMS_SHARDS`).
+///
+/// # Errors
+///
+/// The reactor or a worker could not be built.
+pub fn run_with(
+    url: &str,
+    workers: u64,
+    site: LoadSite,
+    prefetch: usize,
+    extra: &[(&str, serde_json::Value)],
+) -> Result<LoadReport, String> {
     let workers = workers.max(1);
     let prefetch = prefetch.max(1);
     let mut reactor = Reactor::new().map_err(|e| format!("cannot start the reactor: {e}"))?;
@@ -207,6 +222,9 @@ pub fn run(url: &str, workers: u64, site: LoadSite, prefetch: usize) -> Result<L
         settings.set("REDIS_URL", url, Priority::Cmdline);
         settings.set("REDIS_PREFETCH", prefetch, Priority::Cmdline);
         settings.set("SCHEDULER_FLUSH_ON_START", n == 0, Priority::Cmdline);
+        for (k, v) in extra {
+            settings.set(k, v.clone(), Priority::Cmdline);
+        }
         let stats = Rc::new(MemoryStatsCollector::new());
         collectors.push(stats.clone());
         let ctx = Rc::new(CrawlContext::new(

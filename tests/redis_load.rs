@@ -1,12 +1,15 @@
-//! The prefilter against a real redis-server, through the load generator
-//! (`testing::redis_load`: simulated workers with the real scheduler and pipeline): a
-//! fleet whose links other workers mostly met first asks the dupefilter about them
-//! (`SMISMEMBER`) before sending the requests, and still processes every page exactly
-//! once, stores every page once and acknowledges every lease; a worker alone meets its
-//! duplicates in its seen cache and does not prefilter.
+//! Fleets against real Redis servers, through the load generator
+//! (`testing::redis_load`: simulated workers with the real scheduler and pipeline, no
+//! fetching). The prefilter: a fleet whose links other workers mostly met first asks
+//! the dupefilter about them (`SMISMEMBER`) before sending the requests, and still
+//! processes every page exactly once, stores every page once and acknowledges every
+//! lease; a worker alone meets its duplicates in its seen cache and does not
+//! prefilter. `REDIS_ITEMS_SHARDS`: a cluster's items spread over lists on every
+//! master, and the settings it refuses.
 
+use serde_json::json;
 use trawl::client::redis::Value;
-use trawl::testing::redis_load::{LoadReport, LoadSite, run};
+use trawl::testing::redis_load::{LoadReport, LoadSite, run, run_with};
 use trawl::testing::{RedisCluster, RedisServer};
 
 const SITE: LoadSite = LoadSite {
@@ -82,4 +85,70 @@ fn a_fleet_on_a_cluster_prefilters_shard_by_shard() {
         .filter_map(|v| v.as_int())
         .sum();
     assert_eq!(items, SITE.pages as i64 * SITE.items as i64);
+}
+
+#[test]
+fn a_clusters_items_spread_over_a_list_on_every_master() {
+    let c = RedisCluster::start(3, 0).expect("redis-server and redis-cli are needed for this test");
+    let r = run_with(
+        &c.seed_url(),
+        4,
+        SITE,
+        8,
+        &[("REDIS_ITEMS_SHARDS", json!(3))],
+    )
+    .expect("the load run");
+    check_counts(&r);
+    // Each master holds one of the lists `load:items:{s<i>.<j>}`, and none holds the
+    // one list.
+    let mut lists = Vec::new();
+    for n in &c.nodes {
+        let keys = n.call(&["KEYS", "load:items*"]).expect("keys");
+        let keys: Vec<String> = keys
+            .as_array()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|k| {
+                k.as_bytes()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+            })
+            .collect();
+        assert_eq!(keys.len(), 1, "one list per master: {keys:?}");
+        let len = n
+            .call(&["LLEN", &keys[0]])
+            .expect("llen")
+            .as_int()
+            .expect("int");
+        assert!(len > 0, "{} is empty", keys[0]);
+        lists.push((keys[0].clone(), len));
+    }
+    assert!(
+        lists.iter().all(|(k, _)| k.starts_with("load:items:{s")),
+        "{lists:?}"
+    );
+    let total: i64 = lists.iter().map(|(_, n)| n).sum();
+    assert_eq!(total, SITE.pages as i64 * SITE.items as i64, "{lists:?}");
+}
+
+#[test]
+fn items_shards_settings_that_cannot_work_are_refused() {
+    let srv = RedisServer::start().expect("redis-server is needed for this test");
+    let err = run_with(&srv.url(0), 1, SITE, 8, &[("REDIS_ITEMS_SHARDS", json!(0))])
+        .expect_err("0 lists");
+    assert!(
+        err.contains("REDIS_ITEMS_SHARDS must be between 1 and 1024, not 0"),
+        "{err}"
+    );
+    let err = run_with(
+        &srv.url(0),
+        1,
+        SITE,
+        8,
+        &[
+            ("REDIS_ITEMS_SHARDS", json!(2)),
+            ("REDIS_ITEMS_KEY", json!("{items}:%(spider)s")),
+        ],
+    )
+    .expect_err("a hash tag of its own");
+    assert!(err.contains("has a hash tag of its own"), "{err}");
 }
