@@ -22,7 +22,6 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::codec::python_json;
-use super::scheduler::{MAX_SHARDS, shard_tag};
 use super::shared::{REDIS_ITEMS_KEY, SharedRedis, format_key, setting_str, shared_client};
 use crate::client::redis::{ReplyError, Value};
 use crate::crawl::context::CrawlContext;
@@ -30,6 +29,7 @@ use crate::crawl::item::Item;
 use crate::crawl::pipeline::{ItemOutcome, ItemPipeline};
 use crate::crawl::response::Response;
 use crate::defer::{Deferred, Failure, Step};
+use crate::distributed::scheduler::{MAX_SHARDS, shard_tag};
 use crate::reactor::{DelayedCall, ReactorHandle};
 
 /// The most items one push carries (the `PUSH_LIST` fallback's `unpack` has a Lua
