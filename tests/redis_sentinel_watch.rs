@@ -26,6 +26,10 @@ struct Rig {
 
 impl Rig {
     fn new() -> Self {
+        Self::with_url("redis+sentinel://s1:26379,s2:26379/m")
+    }
+
+    fn with_url(url: &str) -> Self {
         let clock = ManualClock::new();
         let reactor = Reactor::with_clock(clock.clock()).expect("reactor");
         let conns: Conns = Rc::default();
@@ -36,7 +40,7 @@ impl Rig {
                 .push((format!("{}:{}", e.host, e.port), t.clone()));
             succeed(t as Rc<dyn Transport>)
         });
-        let config = RedisConfig::from_url("redis+sentinel://s1:26379,s2:26379/m").expect("url");
+        let config = RedisConfig::from_url(url).expect("url");
         let client = RedisClient::with_connect(&reactor.handle(), config, connect);
         Self {
             clock,
@@ -182,33 +186,21 @@ fn a_silent_sentinel_is_replaced_and_a_missed_failover_is_caught() {
 
 #[test]
 fn a_sentinel_password_is_sent_first_and_a_refusal_moves_to_the_next() {
-    let clock = ManualClock::new();
-    let reactor = Reactor::with_clock(clock.clock()).expect("reactor");
-    let conns: Conns = Rc::default();
-    let c = conns.clone();
-    let connect = Rc::new(move |e: &Endpoint| -> Deferred<Rc<dyn Transport>> {
-        let t = StringTransport::new_rc();
-        c.borrow_mut()
-            .push((format!("{}:{}", e.host, e.port), t.clone()));
-        succeed(t as Rc<dyn Transport>)
-    });
-    let config =
-        RedisConfig::from_url("redis+sentinel://s1:1,s2:2/m?sentinel_password=sp").expect("url");
-    let client = RedisClient::with_connect(&reactor.handle(), config, connect);
-    let _d = client.command(&["PING"]);
-    let (watch, ask) = (conns.borrow()[0].1.clone(), conns.borrow()[1].1.clone());
+    let rig = Rig::with_url("redis+sentinel://s1:1,s2:2/m?sentinel_password=sp");
+    let _d = rig.client.command(&["PING"]);
+    let ((_, watch), (_, ask)) = (rig.conn(0), rig.conn(1));
     for t in [&watch, &ask] {
         assert!(written(t).starts_with("*2\r\n$4\r\nAUTH\r\n$2\r\nsp\r\n"));
     }
     // s1 refuses the password: both go to s2.
     ask.deliver(b"-WRONGPASS invalid username-password pair\r\n");
-    assert_eq!(conns.borrow()[2].0, "s2:2");
+    assert_eq!(rig.conn(2).0, "s2:2");
     watch.deliver(b"-WRONGPASS invalid username-password pair\r\n");
     assert!(watch.aborted());
     watch.close_from_peer(Failure::new(ConnectionLost {
         reason: "aborted".into(),
     }));
-    clock.advance(1.0);
-    assert_eq!(conns.borrow()[3].0, "s2:2");
-    client.close();
+    rig.advance(1.0);
+    assert_eq!(rig.conn(3).0, "s2:2");
+    rig.client.close();
 }
