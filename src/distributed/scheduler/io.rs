@@ -532,8 +532,21 @@ impl Inner {
         let shards = self.shards.borrow().clone();
         let mut held: Vec<Vec<String>> = vec![Vec::new(); shards.len()];
         {
+            // Held too: acknowledgements not sent yet — waiting for the next flush, or
+            // for a prefilter's reply (their outputs' enqueue goes then): deleting them
+            // now would acknowledge before the outputs are stored.
             let st = self.st.borrow();
-            for (k, f) in st.leases.values().chain(st.buffer.iter().map(|(_, l)| l)) {
+            let waiting = st
+                .acks
+                .iter()
+                .chain(st.ready_acks.iter())
+                .chain(st.prefilter.held.iter().flat_map(|(_, l)| l.iter()));
+            for (k, f) in st
+                .leases
+                .values()
+                .chain(st.buffer.iter().map(|(_, l)| l))
+                .chain(waiting)
+            {
                 if let Some(h) = held.get_mut(*k) {
                     h.push(f.clone());
                 }
