@@ -331,6 +331,11 @@ fn a_frozen_master_is_left_when_the_sentinels_announce_its_failover() {
 
     // SIGSTOP: the master keeps its connections open and answers nothing; the
     // sentinels see it down after 1 s and promote the replica.
+    assert_eq!(
+        client.counters().master_switches,
+        0,
+        "no switch before the failover"
+    );
     let mut master = g.master.take().expect("master");
     signal(&mut master, "-STOP");
     let started = Instant::now();

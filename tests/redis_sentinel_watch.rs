@@ -17,11 +17,17 @@ use trawl::testing::StringTransport;
 /// Every connection the client asked for: `host:port` and its transport.
 type Conns = Rc<RefCell<Vec<(String, Rc<StringTransport>)>>>;
 
+/// Connections held back until the test completes them.
+type Held = Rc<RefCell<Vec<Deferred<Rc<dyn Transport>>>>>;
+
 struct Rig {
     clock: ManualClock,
     _reactor: Reactor,
     client: RedisClient,
     conns: Conns,
+    /// With `hold`: the connections to masters, made when the test fires them.
+    held: Held,
+    hold: Rc<std::cell::Cell<bool>>,
 }
 
 impl Rig {
@@ -33,11 +39,18 @@ impl Rig {
         let clock = ManualClock::new();
         let reactor = Reactor::with_clock(clock.clock()).expect("reactor");
         let conns: Conns = Rc::default();
-        let c = conns.clone();
+        let held: Held = Rc::default();
+        let hold: Rc<std::cell::Cell<bool>> = Rc::default();
+        let (c, h, k) = (conns.clone(), held.clone(), hold.clone());
         let connect = Rc::new(move |e: &Endpoint| -> Deferred<Rc<dyn Transport>> {
             let t = StringTransport::new_rc();
             c.borrow_mut()
                 .push((format!("{}:{}", e.host, e.port), t.clone()));
+            if k.get() && !e.host.starts_with('s') {
+                let d = Deferred::new();
+                h.borrow_mut().push(d.clone());
+                return d;
+            }
             succeed(t as Rc<dyn Transport>)
         });
         let config = RedisConfig::from_url(url).expect("url");
@@ -47,7 +60,15 @@ impl Rig {
             _reactor: reactor,
             client,
             conns,
+            held,
+            hold,
         }
+    }
+
+    /// Completes the `i`th held connection (the `conn`th connection's transport).
+    fn complete(&self, i: usize, conn: usize) {
+        let d = self.held.borrow()[i].clone();
+        let _ = d.callback(self.conn(conn).1 as Rc<dyn Transport>);
     }
 
     /// The `i`th connection's address and transport.
@@ -151,6 +172,56 @@ fn an_announced_failover_moves_the_client_and_resends_what_was_in_flight() {
     // The same announcement again (another sentinel's, say): nothing moves.
     watch.deliver(&message("m 10.0.0.1 6379 10.0.0.2 6380"));
     assert!(!new.disconnecting());
+    assert_eq!(rig.client.counters().master_switches, 1);
+}
+
+#[test]
+fn the_watch_hearing_the_master_before_the_question_moves_nothing() {
+    let rig = Rig::new();
+    let d = rig.client.command(&["SET", "k", "v"]);
+    let ((_, watch), (_, ask)) = (rig.conn(0), rig.conn(1));
+    // The watch's answer first (the likelier order: it asked first), then the question's.
+    watch.deliver(&address_reply("10.0.0.1", 6379));
+    watch.deliver(SUBSCRIBED);
+    ask.deliver(&address_reply("10.0.0.1", 6379));
+    let (a, master) = rig.conn(2);
+    assert_eq!(a, "10.0.0.1:6379");
+    rig.advance(0.0);
+    assert!(
+        !master.disconnecting(),
+        "the connection to the master is kept"
+    );
+    assert!(written(&master).contains("SET"));
+    master.deliver(b"+OK\r\n");
+    assert!(matches!(d.take_result(), Some(Ok(_))));
+    let c = rig.client.counters();
+    assert_eq!((rig.count(), c.connects, c.master_switches), (3, 1, 0));
+}
+
+#[test]
+fn a_master_announced_while_connecting_elsewhere_wins() {
+    let rig = Rig::new();
+    rig.hold.set(true);
+    let d = rig.client.command(&["SET", "k", "v"]);
+    let ((_, watch), (_, ask)) = (rig.conn(0), rig.conn(1));
+    ask.deliver(&address_reply("10.0.0.1", 6379));
+    assert_eq!(rig.conn(2).0, "10.0.0.1:6379");
+    // While the connection to .1 is being made the watch hears of .2 (a failover during
+    // start-up, or a lagging sentinel asked first): the connection, once made, is dropped.
+    watch.deliver(&address_reply("10.0.0.2", 6380));
+    rig.complete(0, 2);
+    let old = rig.conn(2).1;
+    assert!(old.aborted(), "the connection to .1 is dropped once made");
+    assert!(!written(&old).contains("SET"));
+    rig.advance(1.0);
+    assert_eq!(rig.count(), 4, "straight to .2: no sentinel asked");
+    assert_eq!(rig.conn(3).0, "10.0.0.2:6380");
+    rig.complete(1, 3);
+    rig.advance(0.0);
+    let new = rig.conn(3).1;
+    assert!(written(&new).contains("SET"));
+    new.deliver(b"+OK\r\n");
+    assert!(matches!(d.take_result(), Some(Ok(_))));
     assert_eq!(rig.client.counters().master_switches, 1);
 }
 

@@ -597,7 +597,7 @@ impl Inner {
                 t.abort_connection();
                 return;
             }
-            Ok(t) if self.st.borrow().announced.is_some() => {
+            Ok(t) if self.config.sentinel.is_some() && self.announced_elsewhere() => {
                 // The sentinels announced another master while this connection was
                 // being made.
                 t.abort_connection();

@@ -7,8 +7,10 @@ use crate::proto::resp::Value;
 use super::config::RedisConfig;
 
 /// The configuration of a connection to the sentinel at `host:port`: the master's
-/// timeouts, the sentinels' password, database 0, few buffered commands, no TLS.
+/// timeouts capped at 5 s (5 s where the master's are off), the sentinels' password,
+/// database 0, few buffered commands, no TLS.
 pub fn sentinel_client_config(master: &RedisConfig, host: &str, port: u16) -> RedisConfig {
+    let cap = |t: f64| if t > 0.0 { t.min(5.0) } else { 5.0 };
     RedisConfig {
         host: host.to_owned(),
         port,
@@ -16,10 +18,10 @@ pub fn sentinel_client_config(master: &RedisConfig, host: &str, port: u16) -> Re
         username: None,
         password: master.sentinel.as_ref().and_then(|s| s.password.clone()),
         db: 0,
-        connect_timeout: master.connect_timeout.min(5.0),
-        command_timeout: master.command_timeout.min(5.0),
-        backoff_initial: master.connect_timeout.min(5.0),
-        backoff_max: master.connect_timeout.min(5.0),
+        connect_timeout: cap(master.connect_timeout),
+        command_timeout: cap(master.command_timeout),
+        backoff_initial: cap(master.connect_timeout),
+        backoff_max: cap(master.connect_timeout),
         max_buffered: 4,
         sentinel: None,
     }

@@ -29,8 +29,12 @@ pub(super) type Connect = Rc<dyn Fn(&Endpoint) -> Deferred<Rc<dyn Transport>>>;
 /// next one drops the connection and the watch moves to the next sentinel.
 const PING_EVERY: f64 = 5.0;
 
-/// Seconds before the watch connects again after losing a sentinel.
+/// Seconds before the watch connects again after losing a sentinel; doubled after each
+/// round of the sentinels that all failed, up to [`RETRY_MAX`].
 const RETRY_AFTER: f64 = 1.0;
+
+/// The longest wait between two attempts of the watch.
+const RETRY_MAX: f64 = 30.0;
 
 /// One connection to one sentinel.
 struct Link {
@@ -107,11 +111,15 @@ impl Link {
         link
     }
 
-    /// Writes more (encoded) commands, if connected.
-    fn write(&self, bytes: &[u8]) {
+    /// Writes more (encoded) commands, if connected; whether it was.
+    fn write(&self, bytes: &[u8]) -> bool {
         let t = self.conn.borrow().as_ref().and_then(|c| c.transport());
-        if let Some(t) = t {
-            t.write(bytes);
+        match t {
+            Some(t) => {
+                t.write(bytes);
+                true
+            }
+            None => false,
         }
     }
 
@@ -218,6 +226,10 @@ fn ask_from(
     mut errors: Vec<String>,
     out: Deferred<(usize, String, u16)>,
 ) {
+    if out.has_result() {
+        // Cancelled: the client closed.
+        return;
+    }
     let Some(s) = &config.sentinel else {
         let _ = out.errback(Failure::new(RedisConnectionError {
             reason: "no sentinels are configured".into(),
@@ -252,7 +264,8 @@ fn ask_from(
             let _ = a2.callback(Err(why));
         },
     );
-    let timeout = config.connect_timeout.min(5.0) + config.command_timeout.min(5.0);
+    let sc = sentinel_client_config(&config, &host, port);
+    let timeout = sc.connect_timeout + sc.command_timeout;
     let a3 = answer.clone();
     let timer = reactor.call_later(timeout, move || {
         let _ = a3.callback(Err(format!("no answer within {timeout} s")));
@@ -284,7 +297,8 @@ fn ask_from(
 /// get-master-addr-by-name` (what was announced while it was away) and at each
 /// announcement of the master's failover. A lost or silent sentinel (a `PING`
 /// unanswered for [`PING_EVERY`] seconds) is replaced by the next one after
-/// [`RETRY_AFTER`] seconds. Closed with [`SentinelWatch::close`] or when dropped.
+/// [`RETRY_AFTER`] seconds, doubled after each round of failures up to [`RETRY_MAX`]
+/// (one warning per outage). Closed with [`SentinelWatch::close`] or when dropped.
 pub(super) struct SentinelWatch {
     inner: Rc<WatchInner>,
 }
@@ -306,7 +320,8 @@ struct WatchState {
     /// The next sentinel to connect to (an index into the list, taken modulo its
     /// length).
     next: usize,
-    /// Links lost in a row (a warning once every sentinel was tried).
+    /// Links lost in a row (a warning once every sentinel was tried; the wait doubles
+    /// with each round).
     failures: usize,
     /// The address reply of this link has come.
     answered: bool,
@@ -445,7 +460,10 @@ impl WatchInner {
         }
         let mut bytes = Vec::new();
         encode_command(&["PING"], &mut bytes);
-        link.write(&bytes);
+        if !link.write(&bytes) {
+            // Still connecting (the connect timeout decides): nothing awaited yet.
+            self.st.borrow_mut().awaiting_pong = false;
+        }
         self.arm_ping(generation);
     }
 
@@ -504,8 +522,9 @@ impl WatchInner {
             .config
             .sentinel
             .as_ref()
-            .map_or(1, |s| s.sentinels.len());
-        let warn = {
+            .map_or(1, |s| s.sentinels.len())
+            .max(1);
+        let (warn, delay) = {
             let mut st = self.st.borrow_mut();
             if st.closed || st.generation != generation {
                 return;
@@ -515,7 +534,11 @@ impl WatchInner {
                 let _ = t.cancel();
             }
             st.failures += 1;
-            st.failures.is_multiple_of(every.max(1))
+            let rounds = (st.failures / every).min(16) as i32;
+            (
+                st.failures == every,
+                (RETRY_AFTER * 2f64.powi(rounds)).min(RETRY_MAX),
+            )
         };
         if warn {
             log::warn!(
@@ -527,7 +550,7 @@ impl WatchInner {
             log::debug!("Redis sentinel watch: lost a sentinel ({why})");
         }
         let me = self.me.clone();
-        let timer = self.reactor.call_later(RETRY_AFTER, move || {
+        let timer = self.reactor.call_later(delay, move || {
             if let Some(w) = me.upgrade() {
                 w.st.borrow_mut().timer = None;
                 w.open();

@@ -16,9 +16,10 @@ impl Inner {
     /// the one they name now (asked in turn, the last one that answered first); starts
     /// watching them for `+switch-master` at the first connection.
     pub(super) fn connect_through_sentinels(&self) -> Deferred<Rc<dyn Transport>> {
+        // `master` keeps the last address until the new one is known: an announcement
+        // of that same address while asking moves nothing.
         let (announced, order, watch) = {
             let mut st = self.st.borrow_mut();
-            st.master = None;
             (
                 st.announced.take(),
                 st.sentinel_order.clone(),
@@ -75,7 +76,8 @@ impl Inner {
 
     /// The sentinels say the master is at `host:port` now: if the client is connected
     /// (or connecting) elsewhere, it drops that connection and sends what was in flight
-    /// again there.
+    /// again there. Before the first address is known (the watch may hear it before
+    /// the first question is answered) it is only noted: `on_connected` compares.
     fn master_switched(&self, host: String, port: u16) {
         let t = {
             let mut st = self.st.borrow_mut();
@@ -84,6 +86,10 @@ impl Inner {
                 .as_ref()
                 .is_some_and(|(h, p)| *h == host && *p == port);
             if same || st.phase == Phase::Closed {
+                return;
+            }
+            if st.master.is_none() {
+                st.announced = Some((host, port));
                 return;
             }
             log::warn!(
@@ -98,7 +104,8 @@ impl Inner {
                     st.abort_reason = Some("the sentinels announced a new master".into());
                     st.conn.as_ref().and_then(|c| c.transport())
                 }
-                // `on_connected` sees the announcement and starts again.
+                // `on_connected` compares the announcement with the address it connected
+                // to, and starts again if they differ.
                 Phase::Connecting => {
                     st.counters.master_switches += 1;
                     None
@@ -109,5 +116,20 @@ impl Inner {
         if let Some(t) = t {
             t.abort_connection();
         }
+    }
+
+    /// Whether a connection just made to the master should be dropped: the sentinels
+    /// announced another address meanwhile (an announcement of the same one is
+    /// forgotten).
+    pub(super) fn announced_elsewhere(&self) -> bool {
+        let mut st = self.st.borrow_mut();
+        let Some(a) = st.announced.as_ref() else {
+            return false;
+        };
+        if st.master.as_ref() == Some(a) {
+            st.announced = None;
+            return false;
+        }
+        true
     }
 }
