@@ -116,6 +116,9 @@ impl Inner {
             log::error!("Withholding {} acknowledgements: {f}", acks.len());
             ctx.stats
                 .inc_value("scheduler/redis/acks_withheld", acks.len() as i64);
+            // Never acknowledged: `CLOSE` puts them back (`RECONCILE` must not delete
+            // them meanwhile).
+            self.st.borrow_mut().withheld.extend(acks);
             Vec::new()
         } else {
             acks
@@ -532,14 +535,17 @@ impl Inner {
         let shards = self.shards.borrow().clone();
         let mut held: Vec<Vec<String>> = vec![Vec::new(); shards.len()];
         {
-            // Held too: acknowledgements not sent yet — waiting for the next flush, or
-            // for a prefilter's reply (their outputs' enqueue goes then): deleting them
-            // now would acknowledge before the outputs are stored.
+            // Held too: acknowledgements not sent yet — waiting for the next flush, for
+            // a prefilter's reply (their outputs' enqueue goes then) or for a cluster's
+            // barrier — and those withheld: deleting them now would acknowledge before
+            // the outputs are stored.
             let st = self.st.borrow();
             let waiting = st
                 .acks
                 .iter()
                 .chain(st.ready_acks.iter())
+                .chain(st.withheld.iter())
+                .chain(st.barrier_acks.values().flatten())
                 .chain(st.prefilter.held.iter().flat_map(|(_, l)| l.iter()));
             for (k, f) in st
                 .leases
@@ -663,7 +669,9 @@ impl Inner {
                 None
             }
             Err(f) => {
-                if f.downcast_ref::<ReplyError>().is_some() {
+                if f.downcast_ref::<ReplyError>()
+                    .is_some_and(|e| e.message.contains("unknown command"))
+                {
                     log::info!(
                         "The Redis server cannot prefilter enqueues ({f}): not trying again"
                     );
@@ -711,8 +719,10 @@ impl Inner {
             st.prefilter.held = keep;
             go
         };
+        // Their outputs' enqueues are issued (this one just now): they go, whatever
+        // prefilters came after them.
         for (_, leases) in released {
-            self.send_acks(leases);
+            self.send_acks_now(leases);
         }
         self.stats
             .inc_value("scheduler/redis/prefiltered", dups.len() as i64);
@@ -746,6 +756,11 @@ impl Inner {
                 return;
             }
         }
+        self.send_acks_now(done);
+    }
+
+    /// Acknowledges `done`, whose outputs' enqueues are all issued.
+    fn send_acks_now(&self, done: Vec<Lease>) {
         let shards = self.shards.borrow().clone();
         // One server runs commands in the order of its one connection, so the
         // acknowledgements go now, behind the writes before them. A cluster's masters
@@ -753,10 +768,23 @@ impl Inner {
         // outputs' enqueues and items, on other masters) is answered, then go with the
         // next flush's writes (one write per master, not two).
         if client(self).topology() == Some(Topology::Cluster) {
+            // Kept where `RECONCILE` sees them while they wait.
+            let id = {
+                let mut st = self.st.borrow_mut();
+                st.barrier_seq += 1;
+                let id = st.barrier_seq;
+                st.barrier_acks.insert(id, done);
+                id
+            };
             let me = self.me.clone();
             let _ = client(self).barrier().then(move |_| {
                 if let Some(i) = me.upgrade() {
-                    i.st.borrow_mut().ready_acks.extend(done);
+                    {
+                        let mut st = i.st.borrow_mut();
+                        if let Some(done) = st.barrier_acks.remove(&id) {
+                            st.ready_acks.extend(done);
+                        }
+                    }
                     i.schedule_flush();
                 }
                 Ok::<(), Failure>(())

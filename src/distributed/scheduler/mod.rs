@@ -197,6 +197,11 @@ struct State {
     seen: SeenCache,
     /// The prefilter's state (`prefilter.rs`).
     prefilter: prefilter::PrefilterState,
+    /// On a cluster: acknowledgements waiting for `barrier()`, by id.
+    barrier_acks: FxHashMap<u64, Vec<Lease>>,
+    barrier_seq: u64,
+    /// Acknowledgements withheld because the outputs could not be written: never sent.
+    withheld: Vec<Lease>,
 }
 
 struct Config {

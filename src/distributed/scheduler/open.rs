@@ -221,9 +221,16 @@ impl Inner {
     pub(super) fn close_shards(self: &Rc<Self>) -> Deferred<()> {
         // On a cluster the last acknowledgements wait for the writes before them on
         // other masters: they go first, or `CLOSE` would put their leases back.
-        // Prefiltered enqueues, and the acknowledgements held for them, go first too.
+        // Prefiltered enqueues, and the acknowledgements held for them, go first too —
+        // for at most the command timeout (Redis down: `CLOSE` puts the held leases
+        // back when it gets through).
         let me = self.clone();
-        self.prefilters_done().then(move |_| {
+        let waited = self.prefilters_done();
+        let timeout = client(self).config().command_timeout;
+        if timeout > 0.0 {
+            waited.add_timeout(timeout, self.reactor.clock());
+        }
+        waited.then(move |_| {
             client(&me).barrier().then(move |_| {
                 let ready = std::mem::take(&mut me.st.borrow_mut().ready_acks);
                 if !ready.is_empty() {
