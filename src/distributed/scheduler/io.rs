@@ -138,11 +138,7 @@ impl Inner {
     pub(super) fn send_enqueues(&self, enq: Vec<Enqueue>) {
         let shards = self.shards.borrow().clone();
         if shards.len() == 1 {
-            if self.should_prefilter(&enq) {
-                self.send_prefilter(&shards, 0, enq);
-            } else {
-                self.send_enqueue(&shards, 0, enq, false);
-            }
+            self.send_batch(&shards, 0, enq);
             return;
         }
         let mut groups: Vec<Vec<Enqueue>> = (0..shards.len()).map(|_| Vec::new()).collect();
@@ -155,14 +151,19 @@ impl Inner {
             groups[shard_of(key, shards.len())].push(e);
         }
         for (k, g) in groups.into_iter().enumerate() {
-            if g.is_empty() {
-                continue;
+            if !g.is_empty() {
+                self.send_batch(&shards, k, g);
             }
-            if self.should_prefilter(&g) {
-                self.send_prefilter(&shards, k, g);
-            } else {
-                self.send_enqueue(&shards, k, g, false);
-            }
+        }
+    }
+
+    /// Shard `k`'s batch: through the prefilter when it pays, else straight to
+    /// `ENQUEUE`.
+    fn send_batch(&self, shards: &Rc<Vec<Keys>>, k: usize, enq: Vec<Enqueue>) {
+        if self.should_prefilter(&enq) {
+            self.send_prefilter(shards, k, enq);
+        } else {
+            self.send_enqueue(shards, k, enq, false);
         }
     }
 
@@ -761,7 +762,6 @@ impl Inner {
 
     /// Acknowledges `done`, whose outputs' enqueues are all issued.
     fn send_acks_now(&self, done: Vec<Lease>) {
-        let shards = self.shards.borrow().clone();
         // One server runs commands in the order of its one connection, so the
         // acknowledgements go now, behind the writes before them. A cluster's masters
         // answer independently: they wait until every write issued before (the
@@ -790,6 +790,7 @@ impl Inner {
                 Ok::<(), Failure>(())
             });
         } else {
+            let shards = self.shards.borrow().clone();
             ack(client(self), &shards, &done);
         }
     }
