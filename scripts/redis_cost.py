@@ -38,6 +38,12 @@ master's CPU (the first to saturate), reported against the single server's.
 With --items-shards N the cluster's workers spread their items over N lists
 (`REDIS_ITEMS_SHARDS`) instead of one on one master.
 
+With --fetch-ms MS each simulated page completes 0.5-1.5 × MS after its pop, one at a
+time, as a throttled crawl's pages do (0: at once, in bursts); --flush-ms sets
+`REDIS_FLUSH_DELAY` (in ms) for the generator's workers.
+
+    scripts/redis_cost.py --load 8,64 --fetch-ms 50 --flush-ms 0 --pages 50000
+
 Needs `redis-server` on the PATH (or TRAWL_REDIS_SERVER), and `redis-cli` for --cluster. Prints a table per N and a
 JSON line per N (the last lines) for benches/RESULTS.md.
 """
@@ -245,12 +251,22 @@ def connect(port):
     sys.exit("redis-server did not start")
 
 
+def generator_cmd(args, url, n, items_shards=1):
+    """The load generator's command line for N workers."""
+    cmd = [args.load_bin, url, str(n), str(args.pages), "17", "4", str(args.prefetch),
+           str(items_shards), str(args.fetch_ms)]
+    if args.flush_ms is not None:
+        cmd.append(str(args.flush_ms))
+    return cmd
+
+
 def load(args, port):
     """The load generator against one server for each N: pages/s and the server's CPU."""
     r = connect(port)
     version = info(r, "server").get("redis_version", "?")
     url = f"redis://127.0.0.1:{port}/0"
-    print(f"load generator: {args.pages} pages, prefetch {args.prefetch}; redis {version}")
+    print(f"load generator: {args.pages} pages, prefetch {args.prefetch}, fetch "
+          f"{args.fetch_ms} ms, flush delay {args.flush_ms} ms; redis {version}")
     print(f"{'workers':>8}{'pages/s':>10}{'redis busy':>12}{'µs/page':>10}{'core capacity':>15}")
     results = []
     for n in [int(x) for x in args.load.split(",")]:
@@ -258,8 +274,7 @@ def load(args, port):
         r.call("CONFIG", "RESETSTAT")
         cpu0, main0 = cpu_seconds(r)
         t0 = time.time()
-        p = subprocess.run([args.load_bin, url, str(n), str(args.pages), "17", "4",
-                            str(args.prefetch)], capture_output=True, timeout=1800)
+        p = subprocess.run(generator_cmd(args, url, n), capture_output=True, timeout=1800)
         wall = time.time() - t0
         if p.returncode != 0:
             sys.exit(f"the load generator failed:\n{p.stderr.decode(errors='replace')[-2000:]}")
@@ -328,9 +343,7 @@ def load_run(args, ports, n, items_shards=1):
         r.call("CONFIG", "RESETSTAT")
     before = [cpu_seconds(r) for r in rs]
     t0 = time.time()
-    extra = [str(items_shards)] if items_shards > 1 else []
-    p = subprocess.run([args.load_bin, f"redis://127.0.0.1:{ports[0]}/0", str(n),
-                        str(args.pages), "17", "4", str(args.prefetch), *extra],
+    p = subprocess.run(generator_cmd(args, f"redis://127.0.0.1:{ports[0]}/0", n, items_shards),
                        capture_output=True, timeout=1800)
     wall = time.time() - t0
     if p.returncode != 0:
@@ -436,6 +449,11 @@ def main():
     ap.add_argument("--load", help="simulated worker counts for the load generator")
     ap.add_argument("--load-bin", default="target/release/examples/redis_load")
     ap.add_argument("--prefetch", type=int, default=16)
+    ap.add_argument("--fetch-ms", type=int, default=0,
+                    help="with --load: each page completes 0.5-1.5 times this many ms "
+                    "after its pop, one at a time (a throttled crawl); 0: at once")
+    ap.add_argument("--flush-ms", type=float,
+                    help="with --load: REDIS_FLUSH_DELAY in ms (trawl's default if unset)")
     ap.add_argument("--svg", help="with --load: write the curve to this SVG file")
     ap.add_argument("--cluster", type=int, help="with --load: also against a cluster of "
                     "this many masters")

@@ -5,7 +5,9 @@
 //! processes every page exactly once, stores every page once and acknowledges every
 //! lease; a worker alone meets its duplicates in its seen cache and does not
 //! prefilter. `REDIS_ITEMS_SHARDS`: a cluster's items spread over lists on every
-//! master, and the settings it refuses.
+//! master, and the settings it refuses. A throttled fleet (pages completing one by
+//! one): pops only below the buffer's low-water mark, and `REDIS_FLUSH_DELAY` batching
+//! its writes.
 
 use serde_json::json;
 use trawl::client::redis::Value;
@@ -16,6 +18,7 @@ const SITE: LoadSite = LoadSite {
     pages: 3_000,
     links: 17,
     items: 2,
+    fetch_delay: 0.0,
 };
 
 fn stat(r: &LoadReport, key: &str) -> i64 {
@@ -31,12 +34,16 @@ fn check(srv: &RedisServer, r: &LoadReport) {
 }
 
 fn check_counts(r: &LoadReport) {
-    assert_eq!((r.pages, r.distinct), (SITE.pages, SITE.pages), "{r:?}");
-    let pages = SITE.pages as i64;
+    check_site(r, SITE);
+}
+
+fn check_site(r: &LoadReport, site: LoadSite) {
+    assert_eq!((r.pages, r.distinct), (site.pages, site.pages), "{r:?}");
+    let pages = site.pages as i64;
     assert_eq!(stat(r, "scheduler/enqueued/redis"), pages, "{r:?}");
     // The seed and every page's links: stored, or filtered (by a seen cache, the
     // prefilter or the script).
-    let links = 1 + pages * SITE.links as i64;
+    let links = 1 + pages * site.links as i64;
     assert_eq!(
         stat(r, "scheduler/enqueued/redis") + stat(r, "dupefilter/filtered"),
         links,
@@ -45,6 +52,64 @@ fn check_counts(r: &LoadReport) {
     assert_eq!(stat(r, "scheduler/redis/requeued"), 0, "{r:?}");
     // Every lease was acknowledged before its worker closed: CLOSE put none back.
     assert_eq!(stat(r, "scheduler/redis/returned"), 0, "{r:?}");
+}
+
+/// The calls of a command (`cmdstat_<name>` in `INFO commandstats`; a script's own
+/// calls count too).
+fn calls(srv: &RedisServer, name: &str) -> i64 {
+    let text = srv.call_text(&["INFO", "commandstats"]);
+    let row = format!("cmdstat_{name}:calls=");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&row))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_throttled_fleet_pops_below_low_water_and_batches_its_writes() {
+    // Pages that take 25-75 ms each complete one by one, as a throttled crawl's do.
+    let site = LoadSite {
+        pages: 800,
+        fetch_delay: 0.05,
+        ..SITE
+    };
+    let fleet = |delay: f64| {
+        let srv = RedisServer::start().expect("redis-server is needed for this test");
+        let r = run_with(
+            &srv.url(0),
+            2,
+            site,
+            16,
+            &[("REDIS_FLUSH_DELAY", json!(delay))],
+        )
+        .expect("the load run");
+        check_site(&r, site);
+        let items = srv.call(&["LLEN", "load:items"]).expect("llen");
+        assert_eq!(items, Value::Integer(site.pages as i64 * site.items as i64));
+        let writes = calls(&srv, "evalsha") + calls(&srv, "rpush") + calls(&srv, "hdel");
+        (writes, calls(&srv, "zpopmin"))
+    };
+    let (unbatched, pops) = fleet(0.0);
+    let (batched, batched_pops) = fleet(0.02);
+    eprintln!(
+        "{} pages: {unbatched} writes and {pops} pops unbatched, {batched} writes and \
+         {batched_pops} pops within 20 ms",
+        site.pages
+    );
+    // A pop goes when a worker's buffer falls below half of its prefetch (16), for
+    // what it lacks: about one per 8 pages, and a few more at the start and the end
+    // (pops that find the queue empty). With a pop asked for whenever an enqueue found
+    // the buffer short of full, this fleet sent one per ~3 pages.
+    let pages = site.pages as i64;
+    assert!(pops <= pages / 4, "{pops} pops for {pages} pages");
+    // Without a delay each page's items and acknowledgement go in turns of their own
+    // (~0.8 `RPUSH` and `HDEL` per page here); within 20 ms a worker's pages of those
+    // 20 ms share them (~0.16 per page), and its enqueues go with its pops.
+    assert!(
+        batched * 2 < unbatched,
+        "{batched} writes within 20 ms, {unbatched} without a delay"
+    );
 }
 
 #[test]
@@ -153,4 +218,14 @@ fn items_shards_settings_that_cannot_work_are_refused() {
     )
     .expect_err("a hash tag of its own");
     assert!(err.contains("has a hash tag of its own"), "{err}");
+}
+
+#[test]
+fn a_flush_delay_that_is_not_a_duration_is_refused() {
+    let srv = RedisServer::start().expect("redis-server is needed for this test");
+    for bad in [json!(-0.5), json!("soon")] {
+        let err = run_with(&srv.url(0), 1, SITE, 8, &[("REDIS_FLUSH_DELAY", bad)])
+            .expect_err("a bad delay");
+        assert!(err.contains("REDIS_FLUSH_DELAY"), "{err}");
+    }
 }

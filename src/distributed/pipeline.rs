@@ -22,7 +22,10 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use super::codec::python_json;
-use super::shared::{REDIS_ITEMS_KEY, SharedRedis, format_key, setting_str, shared_client};
+use super::shared::{
+    DEFAULT_FLUSH_DELAY, REDIS_ITEMS_KEY, SharedRedis, format_key, setting_secs, setting_str,
+    shared_client,
+};
 use crate::client::redis::{ReplyError, Value};
 use crate::crawl::context::CrawlContext;
 use crate::crawl::item::Item;
@@ -44,6 +47,8 @@ pub struct RedisPipeline {
     next: Rc<Cell<usize>>,
     reactor: ReactorHandle,
     batch: Rc<RefCell<Batch>>,
+    /// `REDIS_FLUSH_DELAY`: how long an item may wait for others to share its push.
+    delay: f64,
 }
 
 /// Items waiting for this turn's flush.
@@ -100,6 +105,7 @@ impl RedisPipeline {
         if n > 1 {
             log::info!("Items go to {n} lists: {}", keys.join(", "));
         }
+        let delay = setting_secs(&ctx.settings, "REDIS_FLUSH_DELAY", DEFAULT_FLUSH_DELAY)?;
         let shared = shared_client(ctx)?;
         let reactor = ctx
             .reactor()
@@ -114,6 +120,7 @@ impl RedisPipeline {
             next: Rc::default(),
             reactor,
             batch: Rc::default(),
+            delay,
         })
     }
 
@@ -145,7 +152,7 @@ impl ItemPipeline for RedisPipeline {
         } else if b.timer.is_none() {
             let (shared, batch) = (self.shared.clone(), self.batch.clone());
             let (keys, next) = (self.keys.clone(), self.next.clone());
-            b.timer = Some(self.reactor.call_later(0.0, move || {
+            b.timer = Some(self.reactor.call_later(self.delay, move || {
                 batch.borrow_mut().timer = None;
                 flush(&shared, &take_next(&keys, &next), &batch);
             }));

@@ -25,6 +25,9 @@ pub const REDIS_START_URLS_KEY: &str = "%(name)s:start_urls";
 pub const STATS_KEY: &str = "%(spider)s:stats";
 /// trawl's default lease timeout, seconds (`REDIS_LEASE_TIMEOUT`).
 pub const DEFAULT_LEASE_TIMEOUT: f64 = 60.0;
+/// trawl's default `REDIS_FLUSH_DELAY`, seconds: how long the scheduler's enqueues and
+/// acknowledgements and the pipeline's items may wait to share a round trip.
+pub const DEFAULT_FLUSH_DELAY: f64 = 0.02;
 
 /// Formats a scrapy-redis key template (`%(spider)s`, `%(name)s`) for `spider`.
 pub fn format_key(template: &str, spider: &str) -> String {

@@ -46,6 +46,10 @@ pub struct LoadSite {
     pub links: u64,
     /// Items per page (4; the fixture has 4.5).
     pub items: u64,
+    /// Seconds a page takes to "download" (0: processed at once). Each page waits
+    /// between half and one and a half times this (a fixed spread by page number),
+    /// so a worker's pages complete one by one as a throttled crawl's do.
+    pub fetch_delay: f64,
 }
 
 impl LoadSite {
@@ -100,7 +104,21 @@ fn pump(w: &Rc<Worker>, run: &Rc<Run>) {
         let next = w.scheduler.borrow_mut().next_request();
         let NextRequest::Ready(req) = next else { break };
         w.in_flight.set(w.in_flight.get() + 1);
-        process(w, run, req);
+        let delay = run.site.fetch_delay;
+        if delay > 0.0 {
+            let spread = LoadSite::page(req.url_str()).map_or(0.5, |p| {
+                (p.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 11) as f64 / (1u64 << 53) as f64
+            });
+            let (w, run) = (w.clone(), run.clone());
+            let _ = run
+                .reactor
+                .clone()
+                .call_later(delay * (0.5 + spread), move || {
+                    process(&w, &run, req);
+                });
+        } else {
+            process(w, run, req);
+        }
     }
     w.pumping.set(false);
 }

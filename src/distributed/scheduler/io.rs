@@ -31,18 +31,48 @@ impl Inner {
         }
     }
 
+    /// A flush within `REDIS_FLUSH_DELAY`, for what can wait: enqueues above the
+    /// buffer's low-water mark, acknowledgements, quarantined entries.
     pub(super) fn schedule_flush(&self) {
+        self.schedule_flush_in(self.config.flush_delay);
+    }
+
+    /// A flush at the latest `delay` seconds from now (an earlier one already due
+    /// stands; a later one is brought forward).
+    fn schedule_flush_in(&self, delay: f64) {
         let mut st = self.st.borrow_mut();
-        if st.flush_timer.is_some() || st.closing {
+        if st.closing {
             return;
         }
+        let due = self.reactor.seconds() + delay;
+        if let Some(t) = &st.flush_timer {
+            if st.flush_due <= due {
+                return;
+            }
+            if t.reset(delay).is_ok() {
+                st.flush_due = due;
+                return;
+            }
+        }
         let me = self.me.clone();
-        st.flush_timer = Some(self.reactor.call_later(0.0, move || {
+        st.flush_due = due;
+        st.flush_timer = Some(self.reactor.call_later(delay, move || {
             if let Some(i) = me.upgrade() {
                 i.st.borrow_mut().flush_timer = None;
                 i.flush();
             }
         }));
+    }
+
+    /// The buffer's low-water mark: below it a pop goes at once (half of
+    /// `REDIS_PREFETCH`, rounded up).
+    pub(super) fn low_water(&self) -> usize {
+        self.config.prefetch.div_ceil(2)
+    }
+
+    /// Whether the buffer is below its low-water mark.
+    pub(super) fn buffer_low(&self) -> bool {
+        self.st.borrow().buffer.len() < self.low_water()
     }
 
     /// Asks for a pop in the next flush. Its size is decided then: what the buffer
@@ -55,7 +85,7 @@ impl Inner {
             }
             st.pop_wanted = true;
         }
-        self.schedule_flush();
+        self.schedule_flush_in(0.0);
     }
 
     /// Sends the batched enqueues, acks and quarantined entries, then a pop if one is

@@ -63,8 +63,8 @@ use crate::defer::{Deferred, Failure};
 use crate::distributed::codec::encode_compat;
 use crate::distributed::dupefilter::{FilterKind, RedisDupeFilter};
 use crate::distributed::shared::{
-    DEFAULT_LEASE_TIMEOUT, SCHEDULER_QUEUE_KEY, SharedRedis, format_key, setting_secs, setting_str,
-    shared_client,
+    DEFAULT_FLUSH_DELAY, DEFAULT_LEASE_TIMEOUT, SCHEDULER_QUEUE_KEY, SharedRedis, format_key,
+    setting_secs, setting_str, shared_client,
 };
 use crate::reactor::{DelayedCall, ReactorHandle};
 use crate::util::FxHashMap;
@@ -175,6 +175,8 @@ struct State {
     ready_acks: Vec<Lease>,
     bad: Vec<(Lease, Vec<u8>)>,
     flush_timer: Option<DelayedCall>,
+    /// When `flush_timer` fires (reactor seconds).
+    flush_due: f64,
     pop_inflight: bool,
     pop_wanted: bool,
     flush_seq: u64,
@@ -212,6 +214,9 @@ struct Config {
     idle_before_close: f64,
     lease_ms: u64,
     prefetch: usize,
+    /// `REDIS_FLUSH_DELAY`: how long enqueues and acknowledgements may wait for others
+    /// to go in the same round trip (a pop the buffer needs goes at once).
+    flush_delay: f64,
     debug: bool,
     /// `REQUEST_FINGERPRINTER_CLASS` (recorded in, and checked against, the meta hash).
     fingerprinter: String,
@@ -379,6 +384,7 @@ impl RedisScheduler {
             idle_before_close: idle,
             lease_ms: (lease * 1000.0) as u64,
             prefetch,
+            flush_delay: setting_secs(s, "REDIS_FLUSH_DELAY", DEFAULT_FLUSH_DELAY)?,
             debug: s.get_bool("DUPEFILTER_DEBUG")?,
             shards,
         };
@@ -569,8 +575,11 @@ impl Scheduler for RedisScheduler {
             });
             st.idle_since = None;
         }
-        let low = i.st.borrow().buffer.len() < i.config.prefetch;
-        if low {
+        // Below the low-water mark the worker may be starving: pop now (the new
+        // requests may be what it pops). Above it the enqueue waits for the flush
+        // (`REDIS_FLUSH_DELAY`); a pop per enqueue had cost the server a `POP` per page
+        // on a throttled crawl, whose pages complete one by one.
+        if i.buffer_low() {
             i.want_pop();
         } else {
             i.schedule_flush();
@@ -591,8 +600,7 @@ impl Scheduler for RedisScheduler {
                     let id = st.next_lease;
                     st.leases.insert(id, lease);
                     req.meta_mut().insert_static(LEASE_META, id);
-                    let low = st.buffer.len() < i.config.prefetch.div_ceil(2);
-                    (Some(req), low, false)
+                    (Some(req), st.buffer.len() < i.low_water(), false)
                 }
                 None => (None, true, true),
             }
