@@ -48,7 +48,9 @@ pub struct LoadSite {
     pub items: u64,
     /// Seconds a page takes to "download" (0: processed at once). Each page waits
     /// between half and one and a half times this (a fixed spread by page number),
-    /// so a worker's pages complete one by one as a throttled crawl's do.
+    /// so a worker's pages complete one by one as a throttled crawl's do. A page's
+    /// place among the worker's `prefetch` downloads frees when its wait ends; its
+    /// items and acknowledgement follow.
     pub fetch_delay: f64,
 }
 
@@ -114,15 +116,26 @@ fn pump(w: &Rc<Worker>, run: &Rc<Run>) {
                 .reactor
                 .clone()
                 .call_later(delay * (0.5 + spread), move || {
+                    // The download is over: its slot frees now, as the engine's
+                    // downloader frees it before the scraper runs; the items and the
+                    // acknowledgement follow.
+                    w.in_flight.set(w.in_flight.get() - 1);
                     process(&w, &run, req);
+                    pump(&w, &run);
                 });
         } else {
+            // Nothing to download: the page's slot frees at once.
+            w.in_flight.set(w.in_flight.get() - 1);
             process(w, run, req);
         }
     }
     w.pumping.set(false);
 }
 
+/// Processes a downloaded page: its links enqueued, its items handed to the pipeline,
+/// and once they are stored the request finished (acknowledged). The page no longer
+/// holds one of the worker's `prefetch` slots, as a response in Scrapy's scraper no
+/// longer holds a download slot.
 fn process(w: &Rc<Worker>, run: &Rc<Run>, req: Request) {
     let Some(page) = LoadSite::page(req.url_str()) else {
         log::error!("unexpected URL {}", req.url_str());
@@ -143,7 +156,6 @@ fn process(w: &Rc<Worker>, run: &Rc<Run>, req: Request) {
         let (w, run) = (w.clone(), run.clone());
         move || {
             w.scheduler.borrow_mut().request_finished(&req);
-            w.in_flight.set(w.in_flight.get() - 1);
             let done = run.done.get() + 1;
             run.done.set(done);
             if done == run.site.pages {
