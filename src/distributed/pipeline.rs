@@ -5,11 +5,10 @@
 //! is acknowledged only after its items are stored, and a Redis outage holds items
 //! (bounded by the scraper's limits) instead of losing them.
 //!
-//! Items handed over in one reactor turn (a response's items are in the pipelines
-//! together, up to `CONCURRENT_ITEMS`) go to Redis in one plain `RPUSH` of at most
-//! [`MAX_BATCH`] values: what Redis spends per item is then one argument, not a script
-//! call (the fixture crawl's 4.5 items per page, one script call each, were 36% of the
-//! server's time). Only a key of the wrong type takes the `PUSH_LIST` script, which
+//! Items handed over within `REDIS_FLUSH_DELAY` (20 ms; 0 = one reactor turn) go to
+//! Redis in one plain `RPUSH` of at most [`MAX_BATCH`] values: what Redis spends per
+//! item is then one argument, not a script call (the fixture crawl's 4.5 items per
+//! page, one script call each, were 36% of the server's time). Only a key of the wrong type takes the `PUSH_LIST` script, which
 //! moves it aside. The list's order is the order the items reached the pipeline.
 //!
 //! With `REDIS_ITEMS_SHARDS = N` (default 1) the items go to N lists instead,
@@ -51,7 +50,7 @@ pub struct RedisPipeline {
     delay: f64,
 }
 
-/// Items waiting for this turn's flush.
+/// Items waiting for the next flush.
 #[derive(Default)]
 struct Batch {
     json: Vec<Vec<u8>>,

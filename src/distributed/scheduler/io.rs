@@ -1,7 +1,7 @@
 //! The scheduler's side of the conversation with Redis: batching enqueues, acks and
-//! quarantined entries into one flush per reactor turn, pops and what their replies
-//! mean (leases, re-queued work, bad entries, the idle state, a lost database), the
-//! poll timer and the heartbeat.
+//! quarantined entries into flushes (within `REDIS_FLUSH_DELAY`, or at once with a pop
+//! the buffer needs), pops and what their replies mean (leases, re-queued work, bad
+//! entries, the idle state, a lost database), the poll timer and the heartbeat.
 
 use std::rc::Rc;
 
