@@ -8,8 +8,9 @@
 //! Items handed over within `REDIS_FLUSH_DELAY` (20 ms; 0 = one reactor turn) go to
 //! Redis in one plain `RPUSH` of at most [`MAX_BATCH`] values: what Redis spends per
 //! item is then one argument, not a script call (the fixture crawl's 4.5 items per
-//! page, one script call each, were 36% of the server's time). Only a key of the wrong type takes the `PUSH_LIST` script, which
-//! moves it aside. The list's order is the order the items reached the pipeline.
+//! page, one script call each, were 36% of the server's time). Only a key of the
+//! wrong type takes the `PUSH_LIST` script, which moves it aside. The list's order is
+//! the order the items reached the pipeline.
 //!
 //! With `REDIS_ITEMS_SHARDS = N` (default 1) the items go to N lists instead,
 //! `<key>:{<tag>}` with the hash tags of the scheduler's shards (`s<i>.<j>`), one

@@ -28,11 +28,12 @@
 //! once with a pop when the local buffer falls below half of `REDIS_PREFETCH`, in one
 //! round trip. `next_request` never waits: it answers from the buffer or says
 //! `Pending` and wakes the engine when the pop returns. While the queue is empty the
-//! scheduler polls on a timer (10 ms doubling to 1 s), never `BRPOP`. `has_pending_requests` is true until a pop issued after
-//! this worker's last write saw an empty queue and no lease held by anyone, for
-//! `SCHEDULER_IDLE_BEFORE_CLOSE` seconds. During an outage nothing is pulled, writes
-//! wait in the client, and the crawl carries on when Redis is back; if Redis comes
-//! back without the crawl's keys, the spider closes with `redis_data_lost`.
+//! scheduler polls on a timer (10 ms doubling to 1 s), never `BRPOP`.
+//! `has_pending_requests` is true until a pop issued after this worker's last write
+//! saw an empty queue and no lease held by anyone, for `SCHEDULER_IDLE_BEFORE_CLOSE`
+//! seconds. During an outage nothing is pulled, writes wait in the client, and the
+//! crawl carries on when Redis is back; if Redis comes back without the crawl's keys,
+//! the spider closes with `redis_data_lost`.
 
 mod io;
 mod open;
