@@ -102,12 +102,13 @@ fn pump(w: &Rc<Worker>, run: &Rc<Run>) {
     if w.pumping.replace(true) {
         return;
     }
+    // `in_flight` counts the pages "downloading" (with a fetch delay).
     while w.in_flight.get() < w.prefetch {
         let next = w.scheduler.borrow_mut().next_request();
         let NextRequest::Ready(req) = next else { break };
-        w.in_flight.set(w.in_flight.get() + 1);
         let delay = run.site.fetch_delay;
         if delay > 0.0 {
+            w.in_flight.set(w.in_flight.get() + 1);
             let spread = LoadSite::page(req.url_str()).map_or(0.5, |p| {
                 (p.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 11) as f64 / (1u64 << 53) as f64
             });
@@ -124,8 +125,7 @@ fn pump(w: &Rc<Worker>, run: &Rc<Run>) {
                     pump(&w, &run);
                 });
         } else {
-            // Nothing to download: the page's slot frees at once.
-            w.in_flight.set(w.in_flight.get() - 1);
+            // Nothing to download: the page holds no slot.
             process(w, run, req);
         }
     }
