@@ -44,6 +44,11 @@ time, as a throttled crawl's pages do (0: at once, in bursts); --flush-ms sets
 
     scripts/redis_cost.py --load 8,64 --fetch-ms 50 --flush-ms 0 --pages 50000
 
+With --pin, Redis (every server of a cluster) runs on the host's last CPU and the
+workers or the generator on the others (`taskset`), as workers on other machines would:
+on a small host the load otherwise shares the servers' cores and inflates their CPU per
+page (a cluster's three servers most).
+
 Needs `redis-server` on the PATH (or TRAWL_REDIS_SERVER), and `redis-cli` for --cluster. Prints a table per N and a
 JSON line per N (the last lines) for benches/RESULTS.md.
 """
@@ -221,13 +226,30 @@ class SlowlogDrain(threading.Thread):
         self.drain()
 
 
+# With --pin: the command prefixes that keep Redis on the last CPU and its clients
+# (the workers, the load generator, the fixture site) on the others.
+SERVER_PIN = []
+CLIENT_PIN = []
+
+
+def pin(cpu_count):
+    """Sets the prefixes for --pin (`taskset`), or exits saying why it cannot."""
+    if cpu_count is None or cpu_count < 2:
+        sys.exit("--pin needs at least 2 CPUs: one for Redis, the rest for its clients")
+    taskset = shutil.which("taskset")
+    if not taskset:
+        sys.exit("--pin needs taskset (util-linux)")
+    SERVER_PIN[:] = [taskset, "-c", str(cpu_count - 1)]
+    CLIENT_PIN[:] = [taskset, "-c", "0" if cpu_count == 2 else f"0-{cpu_count - 2}"]
+
+
 def run_workers(n, start, bin_path, redis_url, tmp, concurrency):
     procs = []
     for i in range(n):
         env = dict(os.environ, TRAWL_REDIS=redis_url, RUST_LOG="warn")
         out = os.path.join(tmp, f"items-{n}-{i}.jl")
         procs.append(subprocess.Popen(
-            [bin_path, start, str(concurrency), out], env=env,
+            CLIENT_PIN + [bin_path, start, str(concurrency), out], env=env,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE))
     pages = items = 0
     for p in procs:
@@ -253,7 +275,7 @@ def connect(port):
 
 def generator_cmd(args, url, n, items_shards=1):
     """The load generator's command line for N workers."""
-    cmd = [args.load_bin, url, str(n), str(args.pages), "17", "4", str(args.prefetch),
+    cmd = CLIENT_PIN + [args.load_bin, url, str(n), str(args.pages), "17", "4", str(args.prefetch),
            str(items_shards), str(args.fetch_ms)]
     if args.flush_ms is not None:
         cmd.append(str(args.flush_ms))
@@ -313,7 +335,7 @@ def start_cluster(redis_bin, masters, tmp):
         d = os.path.join(tmp, f"node-{port}")
         os.makedirs(d)
         procs.append(subprocess.Popen(
-            [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            SERVER_PIN + [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--dir", d, "--cluster-enabled", "yes",
              "--cluster-config-file", "nodes.conf"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
@@ -459,9 +481,16 @@ def main():
                     "this many masters")
     ap.add_argument("--items-shards", type=int, default=1,
                     help="with --cluster: REDIS_ITEMS_SHARDS for the cluster's runs")
+    ap.add_argument("--pin", action="store_true",
+                    help="run Redis (every server of a cluster) on the last CPU and its "
+                    "clients on the others (taskset), as workers on other machines would "
+                    "be: the servers' CPU per page is then not inflated by sharing a core "
+                    "with the load")
     ap.add_argument("--per-operation", action="store_true",
                     help="also time each operation through the slow log (slower)")
     args = ap.parse_args()
+    if args.pin:
+        pin(os.cpu_count())
     redis_bin = os.environ.get("TRAWL_REDIS_SERVER") or shutil.which("redis-server")
     if not redis_bin:
         sys.exit("redis-server is needed (apt-get install -y redis-server)")
@@ -471,8 +500,8 @@ def main():
     port = free.getsockname()[1]
     free.close()
     server = subprocess.Popen(
-        [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-         "--appendonly", "no", "--dir", tmp],
+        SERVER_PIN + [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                      "--appendonly", "no", "--dir", tmp],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if args.load and args.cluster:
         procs = []
@@ -494,7 +523,7 @@ def main():
             shutil.rmtree(tmp, ignore_errors=True)
         return
     site = subprocess.Popen(
-        [args.trawl, "serve", "--pages", str(args.pages), "--port", "0"],
+        CLIENT_PIN + [args.trawl, "serve", "--pages", str(args.pages), "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         line = site.stdout.readline().decode()

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""What each of the scheduler's Redis operations costs the server, one at a time.
+
+Starts a `redis-server` on a free port (on the last CPU with --pin, as
+`redis_cost.py --pin` does), loads the scheduler's own scripts as they are written
+in `src/distributed/scripts.rs`, and times them through `INFO commandstats` (server
+CPU inside the command, not the I/O around it):
+
+* ENQUEUE with k new requests per call (k = 1, 4, 16, 64) into a priority queue
+  (ZSET, one priority, native entries): µs per call and per request, and the
+  `ZADD` inside it per member;
+* POP of n entries (n = 0, the heartbeat; 1; 16) from a queue of --queue entries:
+  µs per call and the `ZPOPMIN` inside it per entry;
+* the SET dupefilter's lookup (`SMISMEMBER` of 170 members, nearly all present)
+  with 40-hex-digit fingerprints and with the same fingerprints as 20 raw bytes, at
+  100,000 and 1,000,000 members: µs per fingerprint and bytes per member.
+
+    scripts/redis_ops.py [--pin] [--payload 100] [--rounds 2]
+
+The figures say where a page's server time goes; `redis_cost.py` measures whole crawls.
+"""
+
+import argparse
+import hashlib
+import importlib.util
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("redis_cost", os.path.join(HERE, "redis_cost.py"))
+rc = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(rc)
+
+
+def script(name):
+    """A script's Lua text as `scripts.rs` builds it (the prelude, then the body)."""
+    src = open(os.path.join(HERE, "..", "src", "distributed", "scripts.rs")).read()
+
+    def const(n):
+        m = re.search(r'const %s: &str = r"\n(.*?)\n";' % n, src, re.S)
+        if not m:
+            sys.exit(f"scripts.rs has no {n}")
+        return m.group(1)
+
+    return const("PRELUDE") + "\n" + const(name)
+
+
+def usec(r, calls):
+    """µs per call of each command since the last RESETSTAT."""
+    return {k: u / calls for k, (_, u) in rc.commandstats(r).items()}
+
+
+def enqueue(r, payload, rounds):
+    sha = r.call("SCRIPT", "LOAD", script("ENQUEUE")).decode()
+    n = 0
+    print("ENQUEUE (new requests, one priority):")
+    print(f"{'k':>5}{'µs/call':>10}{'µs/request':>12}{'ZADD µs/member':>16}{'queue after':>13}")
+    for _ in range(rounds):
+        for k in (1, 4, 16, 64):
+            r.call("FLUSHALL")
+            r.call("HSET", "q:meta", "created", "1")
+            r.call("CONFIG", "RESETSTAT")
+            calls = 2000
+            for _ in range(calls):
+                args = ["z", "native", "set"]
+                for _ in range(k):
+                    n += 1
+                    args += ["0", hashlib.sha1(b"%d" % n).hexdigest(), "0", payload]
+                r.call("EVALSHA", sha, 3, "q", "q:df", "q:meta", *args)
+            u = usec(r, calls)
+            print(f"{k:>5}{u['evalsha']:>10.1f}{u['evalsha'] / k:>12.2f}"
+                  f"{u.get('zadd', 0) / k:>16.2f}{calls * k:>13,}")
+
+
+def pop(r, payload, queue, rounds):
+    sha = r.call("SCRIPT", "LOAD", script("POP")).decode()
+    print(f"POP (a queue of {queue:,} entries, 16 other live workers):")
+    print(f"{'n':>5}{'µs/call':>10}{'ZPOPMIN µs/entry':>18}")
+    for _ in range(rounds):
+        r.call("FLUSHALL")
+        r.call("HSET", "q:meta", "created", "1")
+        for c in range(0, queue, 1000):
+            args = []
+            for i in range(c, min(c + 1000, queue)):
+                args += [random.randint(0, 10), "%016x" % i + payload]
+            r.call("ZADD", "q", *args)
+        for w in range(16):
+            r.call("ZADD", "q:workers", 10**14, f"w{w + 2}")
+        for n in (0, 1, 16):
+            r.call("CONFIG", "RESETSTAT")
+            calls = 2000
+            for t in range(calls):
+                r.call("EVALSHA", sha, 4, "q", "q:workers", "q:leases:w1", "q:meta", "z", n,
+                       "w1", 60000, "q:leases:", f"{n}-{t}", 0)
+                if t % 50 == 49:
+                    r.call("DEL", "q:leases:w1", "q:leases:w1:last")
+            u = usec(r, calls)
+            per = u.get("zpopmin", 0) / n if n else 0
+            print(f"{n:>5}{u['evalsha']:>10.1f}{per:>18.2f}")
+
+
+def lookups(r, rounds):
+    print("SET dupefilter lookups (SMISMEMBER of 170, nearly all present):")
+    print(f"{'members':>10}{'format':>8}{'µs/fingerprint':>16}{'bytes/member':>14}")
+    for _ in range(rounds):
+        for size in (100_000, 1_000_000):
+            for fmt in ("hex", "binary"):
+                r.call("FLUSHALL")
+                base = int(rc.info(r, "memory")["used_memory"])
+                fps = [hashlib.sha1(b"%d" % i).digest() for i in range(size)]
+                if fmt == "hex":
+                    fps = [f.hex().encode() for f in fps]
+                for c in range(0, size, 1000):
+                    r.call("SADD", "df", *fps[c:c + 1000])
+                per_member = (int(rc.info(r, "memory")["used_memory"]) - base) / size
+                r.call("CONFIG", "RESETSTAT")
+                calls, batch = 3000, 170
+                for _ in range(calls):
+                    r.call("SMISMEMBER", "df", *random.sample(fps, batch))
+                u = usec(r, calls)
+                print(f"{size:>10,}{fmt:>8}{u['smismember'] / batch:>16.3f}{per_member:>14.1f}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--pin", action="store_true", help="run redis-server on the last CPU")
+    ap.add_argument("--payload", type=int, default=100, help="bytes of each queue entry")
+    ap.add_argument("--queue", type=int, default=200_000, help="entries in POP's queue")
+    ap.add_argument("--rounds", type=int, default=2)
+    args = ap.parse_args()
+    redis_bin = os.environ.get("TRAWL_REDIS_SERVER") or shutil.which("redis-server")
+    if not redis_bin:
+        sys.exit("redis-server is needed (apt-get install -y redis-server)")
+    if args.pin:
+        rc.pin(os.cpu_count())
+    tmp = tempfile.mkdtemp(prefix="trawl-redis-ops-")
+    port = rc.free_port()
+    server = subprocess.Popen(
+        rc.SERVER_PIN + [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                         "--appendonly", "no", "--dir", tmp],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        r = rc.connect(port)
+        print(f"redis {rc.info(r, 'server').get('redis_version', '?')}, entries of "
+              f"{16 + args.payload} bytes")
+        payload = "x" * args.payload
+        enqueue(r, payload, args.rounds)
+        pop(r, payload, args.queue, args.rounds)
+        lookups(r, args.rounds)
+    finally:
+        server.terminate()
+        server.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
