@@ -646,19 +646,6 @@ fn redis_fed_spiders_read_lists_sets_and_sorted_sets_in_batches() {
     }
 }
 
-/// A counter from `INFO <section>` (`calls` of a `cmdstat_<name>` row, or a plain
-/// `name:value` line).
-fn info_count(srv: &RedisServer, section: &str, name: &str) -> i64 {
-    let text = srv.call_text(&["INFO", section]);
-    let cmd = format!("cmdstat_{name}:calls=");
-    let plain = format!("{name}:");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&cmd).or_else(|| l.strip_prefix(&plain)))
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0)
-}
-
 #[test]
 fn a_workers_own_duplicates_never_reach_redis_and_items_go_in_batches() {
     let fixture = site(150);
@@ -671,8 +658,8 @@ fn a_workers_own_duplicates_never_reach_redis_and_items_go_in_batches() {
             c,
             page_set(&seen.paths()),
             items,
-            info_count(&srv, "stats", "total_net_input_bytes"),
-            info_count(&srv, "commandstats", "rpush"),
+            srv.info_count("stats", "total_net_input_bytes"),
+            srv.info_count("commandstats", "rpush"),
         )
     };
     let (cached, pages, items, bytes, rpushes) = crawl(&[]);

@@ -54,18 +54,6 @@ fn check_site(r: &LoadReport, site: LoadSite) {
     assert_eq!(stat(r, "scheduler/redis/returned"), 0, "{r:?}");
 }
 
-/// The calls of a command (`cmdstat_<name>` in `INFO commandstats`; a script's own
-/// calls count too).
-fn calls(srv: &RedisServer, name: &str) -> i64 {
-    let text = srv.call_text(&["INFO", "commandstats"]);
-    let row = format!("cmdstat_{name}:calls=");
-    text.lines()
-        .find_map(|l| l.strip_prefix(&row))
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0)
-}
-
 #[test]
 fn a_throttled_fleet_pops_below_low_water_and_batches_its_writes() {
     // Pages that take 25-75 ms each complete one by one, as a throttled crawl's do.
@@ -87,8 +75,10 @@ fn a_throttled_fleet_pops_below_low_water_and_batches_its_writes() {
         check_site(&r, site);
         let items = srv.call(&["LLEN", "load:items"]).expect("llen");
         assert_eq!(items, Value::Integer(site.pages as i64 * site.items as i64));
-        let writes = calls(&srv, "evalsha") + calls(&srv, "rpush") + calls(&srv, "hdel");
-        (writes, calls(&srv, "zpopmin"))
+        let writes = srv.info_count("commandstats", "evalsha")
+            + srv.info_count("commandstats", "rpush")
+            + srv.info_count("commandstats", "hdel");
+        (writes, srv.info_count("commandstats", "zpopmin"))
     };
     let (unbatched, pops) = fleet(0.0);
     let (batched, batched_pops) = fleet(0.02);

@@ -259,6 +259,19 @@ impl RedisServer {
             .unwrap_or_default()
     }
 
+    /// A counter from `INFO <section>`: the `calls` of a `cmdstat_<name>` row (a
+    /// script's own calls count too), or a plain `name:value` line; 0 when absent.
+    pub fn info_count(&self, section: &str, name: &str) -> i64 {
+        let text = self.call_text(&["INFO", section]);
+        let cmd = format!("cmdstat_{name}:calls=");
+        let plain = format!("{name}:");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&cmd).or_else(|| l.strip_prefix(&plain)))
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
     /// The port.
     pub fn port(&self) -> u16 {
         self.port
