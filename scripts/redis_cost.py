@@ -49,6 +49,13 @@ workers or the generator on the others (`taskset`), as workers on other machines
 on a small host the load otherwise shares the servers' cores and inflates their CPU per
 page (a cluster's three servers most).
 
+With --instructions (and --load, one server) redis-server runs under callgrind and the
+figure is its instructions per page: slow, but a count that the host's speed, which
+swings ±30% within an hour here, does not move. It leaves out cache misses, the SET
+dupefilter's main cost.
+
+    scripts/redis_cost.py --load 1,8,64,256 --pages 50000 --instructions [--load-bin OLD]
+
 Needs `redis-server` on the PATH (or TRAWL_REDIS_SERVER), and `redis-cli` for --cluster. Prints a table per N and a
 JSON line per N (the last lines) for benches/RESULTS.md.
 """
@@ -317,6 +324,46 @@ def load(args, port):
         write_svg(args.svg, results, version)
 
 
+def callgrind_dump(pid, tmp):
+    """Dumps the counters of the server running under callgrind (`callgrind_control
+    -d`, which also zeroes them) and returns the instructions since the last dump."""
+    before = {f for f in os.listdir(tmp) if f.startswith("callgrind.out")}
+    subprocess.run(["callgrind_control", "-d", str(pid)], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(600):
+        for f in sorted(set(os.listdir(tmp)) - before):
+            if not f.startswith("callgrind.out"):
+                continue
+            with open(os.path.join(tmp, f), errors="replace") as dump:
+                for line in dump:
+                    if line.startswith(("totals:", "summary:")):
+                        return int(line.split()[1])
+        time.sleep(0.1)
+    sys.exit("callgrind wrote no dump")
+
+
+def load_instructions(args, port, pid, tmp):
+    """The load generator against one server running under callgrind: the server's
+    instructions per page for each N (a count the host's speed does not move; it
+    leaves out what cache misses cost)."""
+    r = connect(port)
+    url = f"redis://127.0.0.1:{port}/0"
+    print(f"load generator: {args.pages} pages, prefetch {args.prefetch}, fetch "
+          f"{args.fetch_ms} ms; redis-server under callgrind")
+    print(f"{'workers':>8}{'instructions/page':>19}")
+    for n in [int(x) for x in args.load.split(",")]:
+        r.call("FLUSHALL")
+        callgrind_dump(pid, tmp)
+        p = subprocess.run(generator_cmd(args, url, n), capture_output=True, timeout=3600)
+        if p.returncode != 0:
+            sys.exit(f"the load generator failed:\n{p.stderr.decode(errors='replace')[-2000:]}")
+        ir = callgrind_dump(pid, tmp)
+        out = json.loads(p.stdout.decode().strip().splitlines()[-1])
+        print(f"{n:>8}{ir / out['pages']:>19,.0f}")
+        print(json.dumps({"workers": n, "pages": out["pages"],
+                          "server_instructions_per_page": ir / out["pages"]}))
+
+
 def free_port():
     free = socket.socket()
     free.bind(("127.0.0.1", 0))
@@ -486,6 +533,9 @@ def main():
                     "clients on the others (taskset), as workers on other machines would "
                     "be: the servers' CPU per page is then not inflated by sharing a core "
                     "with the load")
+    ap.add_argument("--instructions", action="store_true",
+                    help="with --load (one server): run redis-server under callgrind and "
+                    "report its instructions per page instead of its CPU time")
     ap.add_argument("--per-operation", action="store_true",
                     help="also time each operation through the slow log (slower)")
     args = ap.parse_args()
@@ -499,9 +549,17 @@ def main():
     free.bind(("127.0.0.1", 0))
     port = free.getsockname()[1]
     free.close()
+    under = []
+    if args.instructions:
+        if not args.load or args.cluster:
+            sys.exit("--instructions goes with --load against one server")
+        if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
+            sys.exit("--instructions needs valgrind (callgrind_control)")
+        under = ["valgrind", "--tool=callgrind",
+                 f"--callgrind-out-file={os.path.join(tmp, 'callgrind.out')}"]
     server = subprocess.Popen(
-        SERVER_PIN + [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                      "--appendonly", "no", "--dir", tmp],
+        SERVER_PIN + under + [redis_bin, "--port", str(port), "--bind", "127.0.0.1",
+                              "--save", "", "--appendonly", "no", "--dir", tmp],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if args.load and args.cluster:
         procs = []
@@ -516,7 +574,10 @@ def main():
         return
     if args.load:
         try:
-            load(args, port)
+            if args.instructions:
+                load_instructions(args, port, server.pid, tmp)
+            else:
+                load(args, port)
         finally:
             server.terminate()
             server.wait()

@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location("redis_cost", os.path.join(HERE, "redis_cost.py"))
 rc = importlib.util.module_from_spec(_spec)
