@@ -11,6 +11,8 @@ CPU inside the command, not the I/O around it):
   `ZADD` inside it per member;
 * POP of n entries (n = 0, the heartbeat; 1; 16) from a queue of --queue entries:
   µs per call and the `ZPOPMIN` inside it per entry;
+* the queue's own commands per entry, a sorted set (`ZADD`, `ZPOPMIN`: the priority
+  queue today) against a FIFO list (`RPUSH`, `LPOP`);
 * the SET dupefilter's lookup (`SMISMEMBER` of 170 members, nearly all present)
   with 40-hex-digit fingerprints and with the same fingerprints as 20 raw bytes, at
   100,000 and 1,000,000 members: µs per fingerprint and bytes per member.
@@ -105,6 +107,41 @@ def pop(r, payload, queue, rounds):
             print(f"{n:>5}{u['evalsha']:>10.1f}{per:>18.2f}")
 
 
+def structures(r, payload, queue, rounds):
+    """The queue's own commands per entry: the sorted set the priority queue is (`ZADD`
+    of 64 at one score, `ZPOPMIN` of 16) against a FIFO list (`RPUSH` of 64, `LPOP` of
+    16), each holding --queue entries."""
+    print(f"queue structures ({queue:,} entries, µs per entry):")
+    print(f"{'structure':>10}{'push':>8}{'pop':>8}")
+    for _ in range(rounds):
+        for kind in ("zset", "list"):
+            r.call("FLUSHALL")
+            n = 0
+            for c in range(0, queue, 1000):
+                members = ["%016x" % (n + i) + payload for i in range(1000)]
+                n += 1000
+                if kind == "zset":
+                    r.call("ZADD", "q", *[x for m in members for x in (0, m)])
+                else:
+                    r.call("RPUSH", "q", *members)
+            r.call("CONFIG", "RESETSTAT")
+            calls = 1000
+            for _ in range(calls):
+                members = ["%016x" % (n + i) + payload for i in range(64)]
+                n += 64
+                if kind == "zset":
+                    r.call("ZADD", "q", *[x for m in members for x in (0, m)])
+                    for _ in range(4):
+                        r.call("ZPOPMIN", "q", 16)
+                else:
+                    r.call("RPUSH", "q", *members)
+                    for _ in range(4):
+                        r.call("LPOP", "q", 16)
+            u = usec(r, calls)
+            push, pop = ("zadd", "zpopmin") if kind == "zset" else ("rpush", "lpop")
+            print(f"{kind:>10}{u[push] / 64:>8.2f}{u[pop] / 64:>8.2f}")
+
+
 def lookups(r, rounds):
     print("SET dupefilter lookups (SMISMEMBER of 170, nearly all present):")
     print(f"{'members':>10}{'format':>8}{'µs/fingerprint':>16}{'bytes/member':>14}")
@@ -152,6 +189,7 @@ def main():
         payload = "x" * args.payload
         enqueue(r, payload, args.rounds)
         pop(r, payload, args.queue, args.rounds)
+        structures(r, payload, args.queue, args.rounds)
         lookups(r, args.rounds)
     finally:
         server.terminate()
