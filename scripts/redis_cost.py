@@ -49,12 +49,14 @@ workers or the generator on the others (`taskset`), as workers on other machines
 on a small host the load otherwise shares the servers' cores and inflates their CPU per
 page (a cluster's three servers most).
 
-With --instructions (and --load, one server) redis-server runs under callgrind and the
-figure is its instructions per page: slow, but a count that the host's speed, which
-swings ±30% within an hour here, does not move. It leaves out cache misses, the SET
-dupefilter's main cost.
+With --instructions (and --load) redis-server runs under callgrind and the figure is
+its user-space instructions per page: slow, but a count that the host's speed, which
+swings ±30% within an hour here, does not move. It leaves out cache misses (the SET
+dupefilter's main cost) and the kernel's work. With --cluster every server runs so, and
+the ratio is one server's instructions per page over the busiest master's.
 
     scripts/redis_cost.py --load 1,8,64,256 --pages 50000 --instructions [--load-bin OLD]
+    scripts/redis_cost.py --load 8,16 --cluster 3 --items-shards 3 --pages 50000 --instructions
 
 Needs `redis-server` on the PATH (or TRAWL_REDIS_SERVER), and `redis-cli` for --cluster. Prints a table per N and a
 JSON line per N (the last lines) for benches/RESULTS.md.
@@ -152,6 +154,14 @@ def cpu_seconds(r):
         main = None
     total = float(c["used_cpu_user"]) + float(c["used_cpu_sys"])
     return total, main
+
+
+def user_sys(r):
+    """The server's user and system CPU seconds (its main thread's where reported)."""
+    c = info(r, "cpu")
+    if "used_cpu_user_main_thread" in c:
+        return float(c["used_cpu_user_main_thread"]), float(c["used_cpu_sys_main_thread"])
+    return float(c["used_cpu_user"]), float(c["used_cpu_sys"])
 
 
 # Commands trawl's client sends itself; every other row runs inside a script. (RPUSH is
@@ -364,6 +374,35 @@ def load_instructions(args, port, pid, tmp):
                           "server_instructions_per_page": ir / out["pages"]}))
 
 
+def cluster_instructions(args, single, masters):
+    """Each N against one server, then against the cluster, every server under
+    callgrind: instructions per page, and the cluster's capacity as one server's over
+    its busiest master's. `single` and `masters` are (port, pid, dump directory)."""
+    print(f"load generator: {args.pages} pages, prefetch {args.prefetch}; one server vs "
+          f"{len(masters)} masters, every server under callgrind")
+    print(f"{'workers':>8}{'server instr/page':>19}{'masters instr/page':>28}{'ratio':>7}")
+    for n in [int(x) for x in args.load.split(",")]:
+        runs = []
+        for servers, shards in (([single], 1), (masters, args.items_shards)):
+            for port, pid, d in servers:
+                connect(port).call("FLUSHALL")
+                callgrind_dump(pid, d)
+            url = f"redis://127.0.0.1:{servers[0][0]}/0"
+            p = subprocess.run(generator_cmd(args, url, n, shards), capture_output=True,
+                               timeout=3600)
+            if p.returncode != 0:
+                sys.exit(f"the load generator failed:\n{p.stderr.decode(errors='replace')[-2000:]}")
+            pages = json.loads(p.stdout.decode().strip().splitlines()[-1])["pages"]
+            runs.append([callgrind_dump(pid, d) / pages for _, pid, d in servers])
+        one, per_master = runs[0][0], runs[1]
+        ratio = one / max(per_master)
+        shown = " / ".join(f"{m:,.0f}" for m in per_master)
+        print(f"{n:>8}{one:>19,.0f}{shown:>28}{ratio:>6.2f}×")
+        print(json.dumps({"workers": n, "masters": len(masters), "items_shards": args.items_shards,
+                          "single_instructions_per_page": one,
+                          "master_instructions_per_page": per_master, "ratio": ratio}))
+
+
 def free_port():
     free = socket.socket()
     free.bind(("127.0.0.1", 0))
@@ -372,8 +411,9 @@ def free_port():
     return port
 
 
-def start_cluster(redis_bin, masters, tmp):
-    """`masters` cluster-enabled servers joined by `redis-cli --cluster create`."""
+def start_cluster(redis_bin, masters, tmp, callgrind=False):
+    """`masters` cluster-enabled servers joined by `redis-cli --cluster create` (each
+    under callgrind, its dumps in its own directory, with `callgrind`)."""
     ports, procs = [], []
     for _ in range(masters):
         port = free_port()
@@ -381,8 +421,10 @@ def start_cluster(redis_bin, masters, tmp):
             port = free_port()
         d = os.path.join(tmp, f"node-{port}")
         os.makedirs(d)
+        under = ["valgrind", "--tool=callgrind",
+                 f"--callgrind-out-file={os.path.join(d, 'callgrind.out')}"] if callgrind else []
         procs.append(subprocess.Popen(
-            SERVER_PIN + [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            SERVER_PIN + under + [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--dir", d, "--cluster-enabled", "yes",
              "--cluster-config-file", "nodes.conf"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
@@ -405,12 +447,15 @@ def start_cluster(redis_bin, masters, tmp):
 
 def load_run(args, ports, n, items_shards=1):
     """One load-generator run against the servers at `ports` (one, or a cluster's
-    masters): the run's JSON and each server's CPU seconds."""
+    masters): the run's JSON, each server's CPU seconds and the wall time. The
+    servers' user and system seconds (their main threads') go in the JSON as
+    `server_user_sys`."""
     rs = [connect(p) for p in ports]
     for r in rs:
         r.call("FLUSHALL")
         r.call("CONFIG", "RESETSTAT")
     before = [cpu_seconds(r) for r in rs]
+    split0 = [user_sys(r) for r in rs]
     t0 = time.time()
     p = subprocess.run(generator_cmd(args, f"redis://127.0.0.1:{ports[0]}/0", n, items_shards),
                        capture_output=True, timeout=1800)
@@ -421,7 +466,10 @@ def load_run(args, ports, n, items_shards=1):
     for r, (cpu0, main0) in zip(rs, before):
         cpu1, main1 = cpu_seconds(r)
         cpus.append((main1 - main0) if main0 is not None else (cpu1 - cpu0))
-    return json.loads(p.stdout.decode().strip().splitlines()[-1]), cpus, wall
+    out = json.loads(p.stdout.decode().strip().splitlines()[-1])
+    out["server_user_sys"] = [(u1 - u0, s1 - s0)
+                              for (u0, s0), (u1, s1) in zip(split0, [user_sys(r) for r in rs])]
+    return out, cpus, wall
 
 
 def cluster_load(args, single_port, cluster_ports):
@@ -441,6 +489,11 @@ def cluster_load(args, single_port, cluster_ports):
                "items_shards": args.items_shards,
                "single_us_per_page": single_us, "single_capacity": 1e6 / single_us,
                "cluster_us_per_page": sum(per_master),
+               "single_user_sys_us_per_page": [x * 1e6 / one["pages"]
+                                               for x in one["server_user_sys"][0]],
+               "cluster_user_sys_us_per_page": [
+                   sum(u for u, _ in many["server_user_sys"]) * 1e6 / many["pages"],
+                   sum(s for _, s in many["server_user_sys"]) * 1e6 / many["pages"]],
                "master_us_per_page": per_master, "cluster_capacity": 1e6 / busiest,
                "ratio": single_us / busiest,
                "single_pages_per_second": one["pages_per_second"],
@@ -534,8 +587,8 @@ def main():
                     "be: the servers' CPU per page is then not inflated by sharing a core "
                     "with the load")
     ap.add_argument("--instructions", action="store_true",
-                    help="with --load (one server): run redis-server under callgrind and "
-                    "report its instructions per page instead of its CPU time")
+                    help="with --load: run redis-server (every server, with --cluster) under "
+                    "callgrind and report instructions per page instead of CPU time")
     ap.add_argument("--per-operation", action="store_true",
                     help="also time each operation through the slow log (slower)")
     args = ap.parse_args()
@@ -551,8 +604,8 @@ def main():
     free.close()
     under = []
     if args.instructions:
-        if not args.load or args.cluster:
-            sys.exit("--instructions goes with --load against one server")
+        if not args.load:
+            sys.exit("--instructions goes with --load")
         if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
             sys.exit("--instructions needs valgrind (callgrind_control)")
         under = ["valgrind", "--tool=callgrind",
@@ -564,8 +617,13 @@ def main():
     if args.load and args.cluster:
         procs = []
         try:
-            ports, procs = start_cluster(redis_bin, args.cluster, tmp)
-            cluster_load(args, port, ports)
+            ports, procs = start_cluster(redis_bin, args.cluster, tmp, args.instructions)
+            if args.instructions:
+                cluster_instructions(
+                    args, (port, server.pid, tmp),
+                    [(pt, pr.pid, os.path.join(tmp, f"node-{pt}")) for pt, pr in zip(ports, procs)])
+            else:
+                cluster_load(args, port, ports)
         finally:
             for p in procs + [server]:
                 p.terminate()
