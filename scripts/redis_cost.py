@@ -299,6 +299,27 @@ def generator_cmd(args, url, n, items_shards=1):
     return cmd
 
 
+def run_generator(args, url, n, items_shards=1, timeout=1800):
+    """Runs the load generator for N workers; its last JSON line, or exits with its
+    error output."""
+    p = subprocess.run(generator_cmd(args, url, n, items_shards), capture_output=True,
+                       timeout=timeout)
+    if p.returncode != 0:
+        sys.exit(f"the load generator failed:\n{p.stderr.decode(errors='replace')[-2000:]}")
+    return json.loads(p.stdout.decode().strip().splitlines()[-1])
+
+
+def start_server(redis_bin, port, directory, extra=(), callgrind=False):
+    """A redis-server on `port` without persistence, its files in `directory` (pinned
+    with --pin; under callgrind, its dumps in `directory`, with `callgrind`)."""
+    under = ["valgrind", "--tool=callgrind",
+             f"--callgrind-out-file={os.path.join(directory, 'callgrind.out')}"] if callgrind else []
+    return subprocess.Popen(
+        SERVER_PIN + under + [redis_bin, "--port", str(port), "--bind", "127.0.0.1",
+                              "--save", "", "--appendonly", "no", "--dir", directory, *extra],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def load(args, port):
     """The load generator against one server for each N: pages/s and the server's CPU."""
     r = connect(port)
@@ -313,12 +334,9 @@ def load(args, port):
         r.call("CONFIG", "RESETSTAT")
         cpu0, main0 = cpu_seconds(r)
         t0 = time.time()
-        p = subprocess.run(generator_cmd(args, url, n), capture_output=True, timeout=1800)
+        out = run_generator(args, url, n)
         wall = time.time() - t0
-        if p.returncode != 0:
-            sys.exit(f"the load generator failed:\n{p.stderr.decode(errors='replace')[-2000:]}")
         cpu1, main1 = cpu_seconds(r)
-        out = json.loads(p.stdout.decode().strip().splitlines()[-1])
         server_cpu = (main1 - main0) if main0 is not None else (cpu1 - cpu0)
         per_page = server_cpu * 1e6 / out["pages"]
         row = {"workers": n, "pages": out["pages"], "seconds": out["seconds"],
@@ -364,11 +382,8 @@ def load_instructions(args, port, pid, tmp):
     for n in [int(x) for x in args.load.split(",")]:
         r.call("FLUSHALL")
         callgrind_dump(pid, tmp)
-        p = subprocess.run(generator_cmd(args, url, n), capture_output=True, timeout=3600)
-        if p.returncode != 0:
-            sys.exit(f"the load generator failed:\n{p.stderr.decode(errors='replace')[-2000:]}")
+        out = run_generator(args, url, n, timeout=3600)
         ir = callgrind_dump(pid, tmp)
-        out = json.loads(p.stdout.decode().strip().splitlines()[-1])
         print(f"{n:>8}{ir / out['pages']:>19,.0f}")
         print(json.dumps({"workers": n, "pages": out["pages"],
                           "server_instructions_per_page": ir / out["pages"]}))
@@ -388,11 +403,7 @@ def cluster_instructions(args, single, masters):
                 connect(port).call("FLUSHALL")
                 callgrind_dump(pid, d)
             url = f"redis://127.0.0.1:{servers[0][0]}/0"
-            p = subprocess.run(generator_cmd(args, url, n, shards), capture_output=True,
-                               timeout=3600)
-            if p.returncode != 0:
-                sys.exit(f"the load generator failed:\n{p.stderr.decode(errors='replace')[-2000:]}")
-            pages = json.loads(p.stdout.decode().strip().splitlines()[-1])["pages"]
+            pages = run_generator(args, url, n, shards, timeout=3600)["pages"]
             runs.append([callgrind_dump(pid, d) / pages for _, pid, d in servers])
         one, per_master = runs[0][0], runs[1]
         ratio = one / max(per_master)
@@ -421,13 +432,9 @@ def start_cluster(redis_bin, masters, tmp, callgrind=False):
             port = free_port()
         d = os.path.join(tmp, f"node-{port}")
         os.makedirs(d)
-        under = ["valgrind", "--tool=callgrind",
-                 f"--callgrind-out-file={os.path.join(d, 'callgrind.out')}"] if callgrind else []
-        procs.append(subprocess.Popen(
-            SERVER_PIN + under + [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", d, "--cluster-enabled", "yes",
-             "--cluster-config-file", "nodes.conf"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        procs.append(start_server(
+            redis_bin, port, d,
+            ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"), callgrind))
         ports.append(port)
     for port in ports:
         connect(port)
@@ -457,16 +464,12 @@ def load_run(args, ports, n, items_shards=1):
     before = [cpu_seconds(r) for r in rs]
     split0 = [user_sys(r) for r in rs]
     t0 = time.time()
-    p = subprocess.run(generator_cmd(args, f"redis://127.0.0.1:{ports[0]}/0", n, items_shards),
-                       capture_output=True, timeout=1800)
+    out = run_generator(args, f"redis://127.0.0.1:{ports[0]}/0", n, items_shards)
     wall = time.time() - t0
-    if p.returncode != 0:
-        sys.exit(f"the load generator failed:\n{p.stderr.decode(errors='replace')[-2000:]}")
     cpus = []
     for r, (cpu0, main0) in zip(rs, before):
         cpu1, main1 = cpu_seconds(r)
         cpus.append((main1 - main0) if main0 is not None else (cpu1 - cpu0))
-    out = json.loads(p.stdout.decode().strip().splitlines()[-1])
     out["server_user_sys"] = [(u1 - u0, s1 - s0)
                               for (u0, s0), (u1, s1) in zip(split0, [user_sys(r) for r in rs])]
     return out, cpus, wall
@@ -598,22 +601,13 @@ def main():
     if not redis_bin:
         sys.exit("redis-server is needed (apt-get install -y redis-server)")
     tmp = tempfile.mkdtemp(prefix="trawl-redis-cost-")
-    free = socket.socket()
-    free.bind(("127.0.0.1", 0))
-    port = free.getsockname()[1]
-    free.close()
-    under = []
+    port = free_port()
     if args.instructions:
         if not args.load:
             sys.exit("--instructions goes with --load")
         if not shutil.which("valgrind") or not shutil.which("callgrind_control"):
             sys.exit("--instructions needs valgrind (callgrind_control)")
-        under = ["valgrind", "--tool=callgrind",
-                 f"--callgrind-out-file={os.path.join(tmp, 'callgrind.out')}"]
-    server = subprocess.Popen(
-        SERVER_PIN + under + [redis_bin, "--port", str(port), "--bind", "127.0.0.1",
-                              "--save", "", "--appendonly", "no", "--dir", tmp],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = start_server(redis_bin, port, tmp, callgrind=args.instructions)
     if args.load and args.cluster:
         procs = []
         try:

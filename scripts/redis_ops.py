@@ -29,7 +29,6 @@ import os
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -178,10 +177,7 @@ def main():
         rc.pin(os.cpu_count())
     tmp = tempfile.mkdtemp(prefix="trawl-redis-ops-")
     port = rc.free_port()
-    server = subprocess.Popen(
-        rc.SERVER_PIN + [redis_bin, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                         "--appendonly", "no", "--dir", tmp],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = rc.start_server(redis_bin, port, tmp)
     try:
         r = rc.connect(port)
         print(f"redis {rc.info(r, 'server').get('redis_version', '?')}, entries of "
