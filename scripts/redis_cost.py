@@ -461,17 +461,13 @@ def load_run(args, ports, n, items_shards=1):
     for r in rs:
         r.call("FLUSHALL")
         r.call("CONFIG", "RESETSTAT")
-    before = [cpu_seconds(r) for r in rs]
-    split0 = [user_sys(r) for r in rs]
+    before = [user_sys(r) for r in rs]
     t0 = time.time()
     out = run_generator(args, f"redis://127.0.0.1:{ports[0]}/0", n, items_shards)
     wall = time.time() - t0
-    cpus = []
-    for r, (cpu0, main0) in zip(rs, before):
-        cpu1, main1 = cpu_seconds(r)
-        cpus.append((main1 - main0) if main0 is not None else (cpu1 - cpu0))
     out["server_user_sys"] = [(u1 - u0, s1 - s0)
-                              for (u0, s0), (u1, s1) in zip(split0, [user_sys(r) for r in rs])]
+                              for (u0, s0), (u1, s1) in zip(before, [user_sys(r) for r in rs])]
+    cpus = [u + s for u, s in out["server_user_sys"]]
     return out, cpus, wall
 
 
