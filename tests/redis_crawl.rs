@@ -133,7 +133,8 @@ fn a_crawl_lays_out_its_keys_like_scrapy_redis() {
         int(srv.call(&["EXISTS", "live:requests"]).expect("exists")),
         0
     );
-    assert_eq!(s(&srv, &["HGET", "live:requests:meta", "mode"]), "z");
+    assert_eq!(s(&srv, &["HGET", "live:requests:meta", "mode"]), "p");
+    assert_eq!(s(&srv, &["HGET", "live:requests:meta", "queued"]), "0");
     assert_eq!(s(&srv, &["HGET", "live:requests:meta", "layout"]), "native");
     assert_eq!(
         int(srv
@@ -155,6 +156,17 @@ fn a_crawl_lays_out_its_keys_like_scrapy_redis() {
     );
 }
 
+/// The entries in a priority queue's lists (counted, not read from its counter).
+fn queue_len(srv: &RedisServer, queue: &str) -> i64 {
+    strings(srv.call(&["ZRANGE", queue, "0", "-1"]).expect("zrange"))
+        .iter()
+        .map(|p| {
+            let list = format!("{queue}:p:{}", String::from_utf8_lossy(p));
+            int(srv.call(&["LLEN", &list]).expect("llen"))
+        })
+        .sum()
+}
+
 fn s(srv: &RedisServer, args: &[&str]) -> String {
     match srv.call(args).expect("call") {
         Value::Nil => String::new(),
@@ -164,6 +176,11 @@ fn s(srv: &RedisServer, args: &[&str]) -> String {
 
 /// Enqueues `requests` with trawl's own enqueue script, as a worker would.
 fn enqueue(srv: &RedisServer, queue: &str, requests: &[Request]) {
+    enqueue_as(srv, queue, "p", requests);
+}
+
+/// Enqueues `requests` into a queue of the scripts' `mode`.
+fn enqueue_as(srv: &RedisServer, queue: &str, mode: &str, requests: &[Request]) {
     let script = scripts().enqueue.source().to_owned();
     let mut args: Vec<Vec<u8>> = vec![
         b"EVAL".to_vec(),
@@ -172,7 +189,7 @@ fn enqueue(srv: &RedisServer, queue: &str, requests: &[Request]) {
         queue.as_bytes().to_vec(),
         format!("{}-df", queue).into_bytes(),
         format!("{queue}:meta").into_bytes(),
-        b"z".to_vec(),
+        mode.as_bytes().to_vec(),
         b"native".to_vec(),
         b"set".to_vec(),
     ];
@@ -200,10 +217,20 @@ fn equal_priorities_pop_in_fifo_order_and_dont_filter_twins_both_run() {
     reqs.push(get(&url(5)).with_dont_filter(true));
     reqs.push(get(&url(3))); // a duplicate: dropped by the script
     enqueue(&srv, "live:requests", &reqs);
+    assert_eq!(queue_len(&srv, "live:requests"), 7);
+    // One list per priority, FIFO within; the queue key is their index.
     assert_eq!(
-        int(srv.call(&["ZCARD", "live:requests"]).expect("zcard")),
-        7
+        strings(
+            srv.call(&["ZRANGE", "live:requests", "0", "-1"])
+                .expect("zrange")
+        ),
+        vec![b"-5".to_vec(), b"0".to_vec()]
     );
+    assert_eq!(
+        int(srv.call(&["LLEN", "live:requests:p:0"]).expect("llen")),
+        6
+    );
+    assert_eq!(s(&srv, &["HGET", "live:requests:meta", "queued"]), "7");
     let spider = LiveSpider::new(vec![]);
     let (c, seen) = run(
         spider,
@@ -323,14 +350,16 @@ fn bad_entries_and_wrong_key_types_are_quarantined_and_the_crawl_goes_on() {
         br#"{"url": "http://h.test/json"}"#.to_vec(),
     ];
     for (i, b) in bad.iter().enumerate() {
-        srv.call(&[
-            b"ZADD".as_ref(),
-            b"live:requests",
-            i.to_string().as_bytes(),
-            b,
-        ])
-        .expect("zadd");
+        let list = format!("live:requests:p:{i}");
+        srv.call(&[b"RPUSH".as_ref(), list.as_bytes(), b])
+            .expect("rpush");
+        let score = i.to_string();
+        srv.call(&["ZADD", "live:requests", &score, &score])
+            .expect("zadd");
     }
+    // Something in the priority index that is not a priority.
+    srv.call(&["ZADD", "live:requests", "0", "stray"])
+        .expect("zadd");
     // Wrong types where a list and a hash belong.
     srv.call(&["SADD", "live:items", "not-a-list"])
         .expect("sadd");
@@ -345,7 +374,8 @@ fn bad_entries_and_wrong_key_types_are_quarantined_and_the_crawl_goes_on() {
         srv.call(&["LRANGE", "live:requests:bad", "0", "-1"])
             .expect("lrange"),
     );
-    assert_eq!(quarantined.len(), 5);
+    assert_eq!(quarantined.len(), 6);
+    assert!(quarantined.contains(&b"stray".to_vec()));
     for b in &bad {
         assert!(
             quarantined.contains(b),
@@ -482,6 +512,145 @@ fn the_bloom_dupefilter_filters_through_redis_bitmaps() {
     assert!(stat(&c, "dupefilter/filtered") > 100);
 }
 
+/// A native crawl begun with the priority queue in one sorted set (before the lists)
+/// goes on in it: a worker asking for lists adopts the recorded queue.
+#[test]
+fn a_crawl_begun_with_one_sorted_set_goes_on_in_it() {
+    let fixture = site(50);
+    let srv = redis();
+    let url = |i: u32| fixture.url(&format!("/s/000/{i:05}.html"));
+    let mut reqs: Vec<Request> = [9, 3, 7].iter().map(|&i| get(&url(i))).collect();
+    reqs.push(get(&url(20)).with_priority(5));
+    enqueue_as(&srv, "live:requests", "z", &reqs);
+    srv.call(&[
+        "HSET",
+        "live:requests:meta",
+        "created",
+        "1",
+        "mode",
+        "z",
+        "layout",
+        "native",
+    ])
+    .expect("meta");
+    assert_eq!(
+        int(srv.call(&["ZCARD", "live:requests"]).expect("zcard")),
+        4
+    );
+    let (c, seen) = run(
+        LiveSpider::new(vec![]),
+        &settings(
+            &srv,
+            &[
+                ("CONCURRENT_REQUESTS", 1.into()),
+                ("REDIS_PREFETCH", 1.into()),
+            ],
+        ),
+    );
+    let want: Vec<String> = [20, 9, 3, 7]
+        .iter()
+        .map(|i| format!("/s/000/{i:05}.html"))
+        .collect();
+    assert_eq!(seen.paths(), want);
+    assert_eq!(stat(&c, "scheduler/dequeued/redis"), 4);
+    assert_eq!(s(&srv, &["HGET", "live:requests:meta", "mode"]), "z");
+    assert_eq!(
+        int(srv.call(&["EXISTS", "live:requests:p:0"]).expect("exists")),
+        0
+    );
+}
+
+/// The lists' bookkeeping: leases go back to the head of their priority's list, the
+/// count in the meta hash follows every push and pop, and a count that disagrees
+/// with the index is mended before it could say "empty" wrongly.
+#[test]
+fn priority_lists_keep_their_count_and_take_leases_back_at_the_head() {
+    let srv = redis();
+    let reqs: Vec<Request> = [(1, 3), (2, 3), (3, 0), (4, 0)]
+        .iter()
+        .map(|&(i, p)| get(&format!("http://h.test/{i}")).with_priority(p))
+        .collect();
+    enqueue(&srv, "q", &reqs);
+    srv.call(&["HSET", "q:meta", "created", "1"]).expect("meta");
+    let pop = |token: &str, n: &str| {
+        srv.call(&[
+            "EVAL",
+            scripts().pop.source(),
+            "4",
+            "q",
+            "q:workers",
+            "q:leases:me",
+            "q:meta",
+            "p",
+            n,
+            "me",
+            "60000",
+            "q:leases:",
+            token,
+        ])
+        .expect("pop")
+    };
+    let qlen = |v: &Value| v.as_array().expect("array")[1].as_int().expect("qlen");
+    let urls = |v: &Value| -> Vec<String> {
+        v.as_array().expect("array")[4..]
+            .iter()
+            .map(|e| {
+                let b = e.as_bytes().expect("an entry");
+                let req = record::decode(&b[16..]).expect("a record");
+                req.url().to_string()
+            })
+            .collect()
+    };
+    let first = pop("1", "3");
+    assert_eq!(
+        urls(&first),
+        ["http://h.test/1", "http://h.test/2", "http://h.test/3"]
+    );
+    assert_eq!(qlen(&first), 1);
+    assert_eq!(s(&srv, &["HGET", "q:meta", "queued"]), "1");
+    // The priority-3 list was drained: its score left the index.
+    assert_eq!(
+        strings(srv.call(&["ZRANGE", "q", "0", "-1"]).expect("zrange")),
+        vec![b"0".to_vec()]
+    );
+    // This worker stops: its three leases go back, ahead of what waited behind them.
+    let closed = srv
+        .call(&[
+            "EVAL",
+            scripts().close.source(),
+            "5",
+            "q:workers",
+            "q:leases:me",
+            "q",
+            "q-df",
+            "q:meta",
+            "me",
+            "1",
+            "p",
+            "q:leases:",
+            "0",
+        ])
+        .expect("close");
+    assert_eq!(closed.as_array().expect("array")[0].as_int(), Some(3));
+    assert_eq!(queue_len(&srv, "q"), 4);
+    assert_eq!(s(&srv, &["HGET", "q:meta", "queued"]), "4");
+    let mut again = urls(&pop("2", "2"));
+    again.sort();
+    assert_eq!(again, ["http://h.test/1", "http://h.test/2"]);
+    let next = urls(&pop("3", "1"));
+    assert_eq!(next.len(), 1);
+    assert_ne!(next[0], "http://h.test/4", "a taken-back lease goes first");
+    // A count of 0 while the lists hold entries is recounted...
+    srv.call(&["HSET", "q:meta", "queued", "0"]).expect("hset");
+    assert_eq!(qlen(&pop("4", "0")), 1);
+    assert_eq!(s(&srv, &["HGET", "q:meta", "queued"]), "1");
+    // ...and one too high reads 0 once the index is empty.
+    srv.call(&["HSET", "q:meta", "queued", "9"]).expect("hset");
+    let last = pop("5", "5");
+    assert_eq!(urls(&last), ["http://h.test/4"]);
+    assert_eq!(qlen(&last), 0);
+}
+
 /// A pop whose reply was lost (the connection died after the server ran it) is sent
 /// again with the same token: it must return the same entries, not lease more.
 #[test]
@@ -501,7 +670,7 @@ fn a_pop_sent_twice_leases_once() {
             "q:workers",
             "q:leases:me",
             "q:meta",
-            "z",
+            "p",
             n,
             "me",
             "60000",
@@ -516,7 +685,7 @@ fn a_pop_sent_twice_leases_once() {
     assert_eq!(entries(&first).len(), 2);
     assert_eq!(entries(&again), entries(&first));
     assert_eq!(int(srv.call(&["HLEN", "q:leases:me"]).expect("hlen")), 2);
-    assert_eq!(int(srv.call(&["ZCARD", "q"]).expect("zcard")), 2);
+    assert_eq!(queue_len(&srv, "q"), 2);
     // A new token pops on.
     let next = pop("8", "2");
     assert_eq!(entries(&next).len(), 2);

@@ -9,6 +9,13 @@
 //!
 //! Lease values are `"<score> <member>"` for a priority queue and `"L <member>"` for
 //! a list, keyed by `sha1(member)`: enough to put the entry back where it was.
+//!
+//! Queue modes: `p` (trawl's priority queue: a FIFO list `<queue>:p:<score>` per
+//! priority, the queue key a sorted set of the scores that have one, and the count
+//! of entries in the meta hash's `queued` — the structure of Scrapy's own priority
+//! queue, a push and a pop a fraction of a sorted set's), `z` (one sorted set of
+//! entries: scrapy-redis's priority queue, and native crawls begun with it), `fifo`
+//! and `lifo` (one list).
 
 use std::sync::OnceLock;
 
@@ -27,16 +34,24 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local function qtype(mode)
-  if mode == 'z' then return 'zset' end
+  if mode == 'z' or mode == 'p' then return 'zset' end
   return 'list'
+end
+local function plist(q, score)
+  return q .. ':p:' .. score
 end
 local function requeue(q, mode, value)
   local sp = string.find(value, ' ', 1, true)
   if not sp then return 0 end
   local score = string.sub(value, 1, sp - 1)
   local member = string.sub(value, sp + 1)
-  if mode == 'z' then
-    if score == 'L' then score = '0' end
+  if score == 'L' and (mode == 'z' or mode == 'p') then score = '0' end
+  if mode == 'p' then
+    if not tonumber(score) then score = '0' end
+    fix_type(plist(q, score), 'list')
+    redis.call('LPUSH', plist(q, score), member)
+    redis.call('ZADD', q, score, score)
+  elseif mode == 'z' then
     redis.call('ZADD', q, score, member)
   elseif mode == 'fifo' then
     redis.call('RPUSH', q, member)
@@ -59,9 +74,27 @@ local function reap(q, mode, workers, prefix, now, me)
   end
   return n
 end
-local function qlen(q, mode)
+local function qlen(q, mode, meta)
   if mode == 'z' then return redis.call('ZCARD', q) end
-  return redis.call('LLEN', q)
+  if mode ~= 'p' then return redis.call('LLEN', q) end
+  local n = tonumber(redis.call('HGET', meta, 'queued')) or 0
+  if n > 0 and redis.call('ZCARD', q) > 0 then return n end
+  if n == 0 and redis.call('ZCARD', q) == 0 then return 0 end
+  n = 0
+  for _, s in ipairs(redis.call('ZRANGE', q, 0, -1)) do
+    n = n + redis.call('LLEN', plist(q, s))
+  end
+  redis.call('HSET', meta, 'queued', n)
+  return n
+end
+local function queued(meta, mode, n)
+  if mode == 'p' and n ~= 0 then redis.call('HINCRBY', meta, 'queued', n) end
+end
+local function del_queue(q, mode)
+  if mode == 'p' and redis.call('TYPE', q)['ok'] == 'zset' then
+    for _, s in ipairs(redis.call('ZRANGE', q, 0, -1)) do redis.call('DEL', plist(q, s)) end
+  end
+  redis.call('DEL', q)
 end
 local function leased_any(workers, prefix)
   local from = 0
@@ -100,12 +133,16 @@ end
 /// or checks that an existing one matches this worker's configuration (error
 /// `TRAWLLAYOUT`, or `TRAWLFINGERPRINTER` for another `REQUEST_FINGERPRINTER_CLASS`; a
 /// meta hash without the field was written with the default), registers the worker.
-/// Returns `{queue length, keys repaired}`.
+/// A native crawl begun with the sorted-set priority queue (`z`) goes on in it when
+/// this worker asks for lists (`p`). Returns `{queue length, keys repaired, mode}`.
 const OPEN: &str = r"
 local meta, q, df, workers = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local flush, me, lease, mode, layout, blocks, fpr = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7]
 if flush == '1' then
-  redis.call('DEL', q, df, meta)
+  local was = mode
+  if redis.call('TYPE', meta)['ok'] == 'hash' then was = redis.call('HGET', meta, 'mode') or mode end
+  del_queue(q, was)
+  redis.call('DEL', df, meta)
   del_bloom(df, blocks)
 end
 local now = now_ms()
@@ -114,6 +151,7 @@ if redis.call('HEXISTS', meta, 'created') == 0 then
   redis.call('HSET', meta, 'created', now, 'mode', mode, 'layout', layout, 'fingerprinter', fpr)
 else
   local m = redis.call('HMGET', meta, 'mode', 'layout', 'fingerprinter')
+  if m[1] == 'z' and mode == 'p' and layout == 'native' then mode = 'z' end
   if m[1] ~= mode or m[2] ~= layout then
     return redis.error_reply('TRAWLLAYOUT the queue ' .. q .. ' holds ' .. tostring(m[2]) .. ' entries in a ' .. tostring(m[1]) .. ' queue; this worker is configured for ' .. layout .. ' entries in a ' .. mode .. ' queue')
   end
@@ -124,7 +162,7 @@ else
 end
 redis.call('ZADD', workers, now + lease, me)
 fixed = fixed + fix_type(q, qtype(mode))
-return {qlen(q, mode), fixed}
+return {qlen(q, mode, meta), fixed, mode}
 ";
 
 /// `OPEN_CRAWL` (a crawl sharded over a Redis Cluster): KEYS the crawl's meta hash;
@@ -132,8 +170,9 @@ return {qlen(q, mode), fixed}
 /// `SCHEDULER_SHARDS` was set). Creates the record of the crawl (`created`, `mode`,
 /// `layout`, `fingerprinter`, `shards`) or checks a worker against it: another queue
 /// layout or fingerprinter is refused as `OPEN` refuses them, and an explicit shard
-/// count that is not the recorded one with `TRAWLSHARDS`. Returns the crawl's shard
-/// count (the recorded one when this worker's was a default).
+/// count that is not the recorded one with `TRAWLSHARDS` (a recorded `z` queue is
+/// accepted for `p`, as in `OPEN`). Returns the crawl's shard count (the recorded one
+/// when this worker's was a default).
 const OPEN_CRAWL: &str = r"
 local meta = KEYS[1]
 local flush, mode, layout, fpr, shards, explicit = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5]), ARGV[6]
@@ -144,6 +183,7 @@ if redis.call('HEXISTS', meta, 'created') == 0 then
   return shards
 end
 local m = redis.call('HMGET', meta, 'mode', 'layout', 'fingerprinter', 'shards')
+if m[1] == 'z' and mode == 'p' and layout == 'native' then mode = 'z' end
 if m[1] ~= mode or m[2] ~= layout then
   return redis.error_reply('TRAWLLAYOUT the crawl recorded in ' .. meta .. ' holds ' .. tostring(m[2]) .. ' entries in a ' .. tostring(m[1]) .. ' queue; this worker is configured for ' .. layout .. ' entries in a ' .. mode .. ' queue')
 end
@@ -184,7 +224,9 @@ return 1
 /// (hex, or `block:bit,...` for a Bloom filter), score, payload. Native entries get a
 /// 16-hex-digit sequence prefix from `meta.seq` (one `HINCRBY` reserves the batch's
 /// numbers), so equal scores pop in FIFO order and identical requests stay distinct;
-/// the new entries go in with one `ZADD` / `LPUSH` per 1,000 values. Returns `{keys
+/// the new entries go in with one `ZADD` / `LPUSH` per 1,000 values (mode `p`: one
+/// `RPUSH` per priority and 1,000 values, one `ZADD` of the priority to the queue's
+/// index, the count in `meta.queued`). Returns `{keys
 /// repaired, 1|0 per request}` (0 = a duplicate, not stored). A SET dupefilter is
 /// asked once per call (`SMISMEMBER`, Redis 6.2; one `SADD` per request on older
 /// servers) and the new fingerprints added with one `SADD` per 1,000.
@@ -251,17 +293,41 @@ if #new_members > 0 then
     else redis.call('LPUSH', q, unpack(batch)) end
     batch = {}
   end
+  local lists = {}
+  local order = {}
   for _, i in ipairs(new_members) do
     local member = ARGV[i + 3]
     if layout == 'native' then
       seq = seq + 1
       member = string.format('%016x', seq) .. member
     end
-    if mode == 'z' then batch[#batch + 1] = ARGV[i + 2] end
-    batch[#batch + 1] = member
-    if #batch >= 1000 then push() end
+    if mode == 'p' then
+      local score = ARGV[i + 2]
+      if not tonumber(score) then score = '0' end
+      local l = lists[score]
+      if not l then
+        l = {}
+        lists[score] = l
+        order[#order + 1] = score
+      end
+      l[#l + 1] = member
+    else
+      if mode == 'z' then batch[#batch + 1] = ARGV[i + 2] end
+      batch[#batch + 1] = member
+      if #batch >= 1000 then push() end
+    end
   end
   push()
+  for _, score in ipairs(order) do
+    local l, key = lists[score], plist(q, score)
+    fixed = fixed + fix_type(key, 'list')
+    for c = 1, #l, 1000 do
+      redis.call('RPUSH', key, unpack(l, c, math.min(c + 999, #l)))
+    end
+    redis.call('ZADD', q, score, score)
+  end
+  queued(meta, mode, #new_members)
+  out[1] = fixed
 end
 return out
 ";
@@ -269,7 +335,9 @@ return out
 /// `POP`: KEYS queue, workers, this worker's leases, meta; ARGV mode, count, worker,
 /// lease ms, lease key prefix, token, holds (`0` when this worker holds leases).
 /// Renews this worker's deadline, re-queues the leases of workers whose deadline
-/// passed, pops up to `count` entries and leases them (`ZPOPMIN`: Redis 5 or later).
+/// passed, pops up to `count` entries and leases them (`ZPOPMIN`, Redis 5 or later;
+/// mode `p`: from the lowest score's list on, `LRANGE` + `LTRIM`, a drained list's
+/// score leaving the index).
 /// Returns `{-1}` when the meta hash is gone (the database lost the crawl), else
 /// `{requeued, queue length, leases, keys repaired, entries...}`. `leases` says
 /// whether any worker holds a lease: 0 when none does, else the leases of the first
@@ -305,6 +373,7 @@ if redis.call('HGET', last, 'token') == token then
   end
 else
   local requeued = reap(q, mode, workers, prefix, now, me)
+  queued(meta, mode, requeued)
   local fixed = fix_type(q, qtype(mode))
   out = {requeued, 0, 0, fixed}
   local fields = {}
@@ -319,6 +388,41 @@ else
         fields[#fields + 1] = f
         out[#out + 1] = got[i]
       end
+    elseif mode == 'p' then
+      local taken = 0
+      while taken < n do
+        local top = redis.call('ZRANGE', q, 0, 0)
+        if #top == 0 then break end
+        local score = top[1]
+        local key = plist(q, score)
+        if not tonumber(score) then
+          -- Not a priority (written by something else): kept aside, never dropped.
+          redis.call('RPUSH', q .. ':bad', score)
+          redis.call('ZREM', q, score)
+          fixed = fixed + 1
+        else
+          fixed = fixed + fix_type(key, 'list')
+          local want = n - taken
+          local got = redis.call('LRANGE', key, 0, want)
+          if #got > want then
+            redis.call('LTRIM', key, want, -1)
+            got[#got] = nil
+          else
+            redis.call('DEL', key)
+            redis.call('ZREM', q, score)
+          end
+          for _, m in ipairs(got) do
+            local f = redis.sha1hex(m)
+            pairs_[#pairs_ + 1] = f
+            pairs_[#pairs_ + 1] = score .. ' ' .. m
+            fields[#fields + 1] = f
+            out[#out + 1] = m
+          end
+          taken = taken + #got
+        end
+      end
+      queued(meta, mode, -taken)
+      out[4] = fixed
     else
       for _ = 1, n do
         local m
@@ -339,7 +443,7 @@ else
   if #fields > 0 then encoded = cjson.encode(fields) end
   redis.call('HSET', last, 'token', token, 'fields', encoded)
 end
-out[2] = qlen(q, mode)
+out[2] = qlen(q, mode, meta)
 if out[2] == 0 and #out == 4 and ARGV[7] ~= '0' then
   out[3] = leased_any(workers, prefix)
 else
@@ -359,6 +463,7 @@ local me, persist, mode, prefix, blocks = ARGV[1], ARGV[2], ARGV[3], ARGV[4], to
 local kv = redis.call('HGETALL', mine)
 local requeued = 0
 for i = 2, #kv, 2 do requeued = requeued + requeue(q, mode, kv[i]) end
+if redis.call('TYPE', meta)['ok'] == 'hash' then queued(meta, mode, requeued) end
 redis.call('DEL', mine, mine .. ':last')
 redis.call('ZREM', workers, me)
 local live = redis.call('ZCOUNT', workers, '(' .. now_ms(), '+inf')
@@ -367,7 +472,8 @@ if persist ~= '1' and live == 0 then
   for _, w in ipairs(redis.call('ZRANGE', workers, 0, -1)) do
     redis.call('DEL', prefix .. w, prefix .. w .. ':last')
   end
-  redis.call('DEL', workers, q, df, meta)
+  del_queue(q, mode)
+  redis.call('DEL', workers, df, meta)
   del_bloom(df, blocks)
   cleared = 1
 end

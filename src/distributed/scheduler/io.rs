@@ -209,7 +209,7 @@ impl Inner {
         let scripts = crate::distributed::scripts::scripts();
         let keys = &shards[k];
         let mut argv: Vec<&[u8]> = Vec::with_capacity(3 + enq.len() * 4);
-        argv.push(self.config.mode.script_name().as_bytes());
+        argv.push(self.config.queue.get().as_bytes());
         argv.push(self.config.layout.script_name().as_bytes());
         argv.push(self.filter_name().as_bytes());
         for e in &enq {
@@ -326,7 +326,7 @@ impl Inner {
             &scripts.pop,
             &[&keys.queue, &keys.workers, &keys.mine, &keys.meta],
             &[
-                self.config.mode.script_name(),
+                self.config.queue.get(),
                 &count,
                 &self.shared.worker_id,
                 &lease,

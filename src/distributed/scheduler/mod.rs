@@ -5,8 +5,10 @@
 //!
 //! | key | type | holds |
 //! |---|---|---|
-//! | `Q` | ZSET (priority, score = −priority) or LIST (FIFO / LIFO) | the queue |
-//! | `Q:meta` | HASH | `created`, `mode`, `layout`, `seq` (the FIFO sequence) |
+//! | `Q` | ZSET: the priorities (score = member = −priority) that have entries | the priority queue's index (trawl's layout) |
+//! | `Q:p:<score>` | LIST (`RPUSH` / pop from the head) | the entries of one priority, FIFO |
+//! | `Q` | ZSET (score = −priority) of entries, or LIST (FIFO / LIFO) | the queue (scrapy-redis's layout; FIFO / LIFO queues) |
+//! | `Q:meta` | HASH | `created`, `mode`, `layout`, `seq` (the FIFO sequence), `queued` (entries in the `Q:p:*` lists) |
 //! | `Q:workers` | ZSET | worker id → lease deadline (server ms) |
 //! | `Q:leases:<worker>` | HASH | sha1(entry) → `"<score> <entry>"` |
 //! | `Q:bad` | LIST | entries that could not be decoded, `DUMP`s of wrong-typed keys |
@@ -45,7 +47,7 @@ pub use seen::{DEFAULT_CACHE as DEFAULT_DUPEFILTER_CACHE, SeenCache};
 use shards::Keys;
 pub use shards::{MAX_SHARDS, shard_of, tag as shard_tag};
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
 
@@ -106,11 +108,14 @@ impl QueueMode {
         }
     }
 
-    fn script_name(self) -> &'static str {
-        match self {
-            Self::Priority => "z",
-            Self::Fifo => "fifo",
-            Self::Lifo => "lifo",
+    /// The scripts' name for this queue in `layout`: a priority queue is a FIFO list
+    /// per priority (`p`) in trawl's own layout, a sorted set (`z`) in scrapy-redis's.
+    fn script_name(self, layout: Layout) -> &'static str {
+        match (self, layout) {
+            (Self::Priority, Layout::Native) => "p",
+            (Self::Priority, Layout::ScrapyRedis) => "z",
+            (Self::Fifo, _) => "fifo",
+            (Self::Lifo, _) => "lifo",
         }
     }
 }
@@ -208,7 +213,9 @@ struct State {
 }
 
 struct Config {
-    mode: QueueMode,
+    /// The queue's structure as the scripts name it (`QueueMode::script_name`); a
+    /// crawl begun with the sorted-set priority queue (`z`) goes on in it.
+    queue: Cell<&'static str>,
     layout: Layout,
     persist: bool,
     flush_on_start: bool,
@@ -376,9 +383,10 @@ impl RedisScheduler {
         ] {
             shared.client.load_script(sc);
         }
+        let layout = layout_from(s)?;
         let config = Config {
-            mode,
-            layout: layout_from(s)?,
+            queue: Cell::new(mode.script_name(layout)),
+            layout,
             fingerprinter: ctx.fingerprinter_name(),
             persist: s.get_bool("SCHEDULER_PERSIST")?,
             flush_on_start: s.get_bool("SCHEDULER_FLUSH_ON_START")?,

@@ -109,7 +109,7 @@ impl Inner {
                 &[&i.keys.meta],
                 &[
                     flush,
-                    i.config.mode.script_name(),
+                    i.config.queue.get(),
                     i.config.layout.script_name(),
                     &i.config.fingerprinter,
                     &shards_arg,
@@ -164,7 +164,7 @@ impl Inner {
                         flush,
                         &self.shared.worker_id,
                         &lease,
-                        self.config.mode.script_name(),
+                        self.config.queue.get(),
                         self.config.layout.script_name(),
                         &blocks,
                         &self.config.fingerprinter,
@@ -182,6 +182,18 @@ impl Inner {
                 let v = r.map_err(plain)?;
                 let num = |n: usize| v.as_array().and_then(|a| a.get(n)).and_then(Value::as_int);
                 queued += num(0).unwrap_or(0);
+                let recorded = v
+                    .as_array()
+                    .and_then(|a| a.get(2))
+                    .and_then(Value::as_bytes);
+                if recorded == Some(b"z".as_slice()) && i.config.queue.get() == "p" {
+                    log::info!(
+                        "{} is a priority queue in one sorted set (the crawl was begun \
+                         that way): going on with it",
+                        k.queue
+                    );
+                    i.config.queue.set("z");
+                }
                 if num(1).unwrap_or(0) > 0 {
                     i.wrong_type(&k.queue);
                 }
@@ -258,7 +270,7 @@ impl Inner {
                     &[
                         self.shared.worker_id.as_str(),
                         persist,
-                        self.config.mode.script_name(),
+                        self.config.queue.get(),
                         &k.lease_prefix,
                         &blocks,
                     ],
