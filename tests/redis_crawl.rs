@@ -691,6 +691,40 @@ fn a_pop_sent_twice_leases_once() {
     assert_eq!(entries(&next).len(), 2);
     assert_ne!(entries(&next), entries(&first));
     assert_eq!(int(srv.call(&["HLEN", "q:leases:me"]).expect("hlen")), 4);
+    // A lease's field is the pop's token and the entry's place in its reply.
+    let mut fields = strings(srv.call(&["HKEYS", "q:leases:me"]).expect("hkeys"));
+    fields.sort();
+    assert_eq!(
+        fields,
+        [
+            b"7:1".to_vec(),
+            b"7:2".to_vec(),
+            b"8:1".to_vec(),
+            b"8:2".to_vec()
+        ]
+    );
+    // A replay keeps every entry in its place: a nil where the lease is gone.
+    srv.call(&["HDEL", "q:leases:me", "8:1"]).expect("hdel");
+    let replayed = entries(&pop("8", "2"));
+    assert_eq!(replayed[0], Value::Nil);
+    assert_eq!(replayed[1], entries(&next)[1]);
+    // After a reconnection the worker says which leases it holds: the others go,
+    // except the last pop's (its reply may still be on the way).
+    srv.call(&["HSET", "q:leases:me", "stray", "0 x"])
+        .expect("hset");
+    let gone = srv
+        .call(&[
+            "EVAL",
+            scripts().reconcile.source(),
+            "1",
+            "q:leases:me",
+            "7:1",
+        ])
+        .expect("reconcile");
+    assert_eq!(gone.as_int(), Some(2));
+    let mut fields = strings(srv.call(&["HKEYS", "q:leases:me"]).expect("hkeys"));
+    fields.sort();
+    assert_eq!(fields, [b"7:1".to_vec(), b"8:2".to_vec()]);
 }
 
 #[test]

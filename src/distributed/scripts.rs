@@ -8,7 +8,11 @@
 //! so they run on a single Redis server or a primary, not on Redis Cluster.
 //!
 //! Lease values are `"<score> <member>"` for a priority queue and `"L <member>"` for
-//! a list, keyed by `sha1(member)`: enough to put the entry back where it was.
+//! a list, enough to put the entry back where it was, keyed by `<token>:<i>`: the pop's
+//! token (unique within the worker, whose lease hash it is) and the entry's place in
+//! the pop's reply, which the worker knows without hashing the entry, and which no
+//! other entry can share — not one written by hand, not one numbered again by a
+//! promoted replica that had lost the last sequence numbers.
 //!
 //! Queue modes: `p` (trawl's priority queue: a FIFO list `<queue>:p:<score>` per
 //! priority, the queue key a sorted set of the scores that have one, and the count
@@ -349,9 +353,10 @@ return out
 /// pop with 256 workers.
 /// With count 0 it is the heartbeat.
 ///
-/// Idempotent: the token and the popped lease fields are kept in `<leases>:last`, and
-/// a pop sent again with the same token (its reply was lost with the connection)
-/// returns the same entries instead of leasing more that the worker would never see.
+/// Idempotent: the token and the number of entries popped are kept in
+/// `<leases>:last`, and a pop sent again with the same token (its reply was lost with
+/// the connection) returns the same entries instead of leasing more that the worker
+/// would never see — in their places, a nil where a lease was taken back meanwhile.
 const POP: &str = r"
 local q, workers, mine, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local mode, n, me, lease, prefix, token = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6]
@@ -364,30 +369,32 @@ local last = mine .. ':last'
 local out
 if redis.call('HGET', last, 'token') == token then
   out = {0, 0, 0, 0}
-  for _, f in ipairs(cjson.decode(redis.call('HGET', last, 'fields'))) do
-    local v = redis.call('HGET', mine, f)
+  for i = 1, tonumber(redis.call('HGET', last, 'n')) or 0 do
+    local v = redis.call('HGET', mine, token .. ':' .. i)
+    local m = false
     if v then
       local sp = string.find(v, ' ', 1, true)
-      if sp then out[#out + 1] = string.sub(v, sp + 1) end
+      if sp then m = string.sub(v, sp + 1) end
     end
+    out[#out + 1] = m
   end
 else
   local requeued = reap(q, mode, workers, prefix, now, me)
   queued(meta, mode, requeued)
   local fixed = fix_type(q, qtype(mode))
   out = {requeued, 0, 0, fixed}
-  local fields = {}
   local pairs_ = {}
+  local leased = 0
+  local function take(value, m)
+    leased = leased + 1
+    pairs_[#pairs_ + 1] = token .. ':' .. leased
+    pairs_[#pairs_ + 1] = value
+    out[#out + 1] = m
+  end
   if n > 0 then
     if mode == 'z' then
       local got = redis.call('ZPOPMIN', q, n)
-      for i = 1, #got, 2 do
-        local f = redis.sha1hex(got[i])
-        pairs_[#pairs_ + 1] = f
-        pairs_[#pairs_ + 1] = got[i + 1] .. ' ' .. got[i]
-        fields[#fields + 1] = f
-        out[#out + 1] = got[i]
-      end
+      for i = 1, #got, 2 do take(got[i + 1] .. ' ' .. got[i], got[i]) end
     elseif mode == 'p' then
       local taken = 0
       while taken < n do
@@ -411,13 +418,7 @@ else
             redis.call('DEL', key)
             redis.call('ZREM', q, score)
           end
-          for _, m in ipairs(got) do
-            local f = redis.sha1hex(m)
-            pairs_[#pairs_ + 1] = f
-            pairs_[#pairs_ + 1] = score .. ' ' .. m
-            fields[#fields + 1] = f
-            out[#out + 1] = m
-          end
+          for _, m in ipairs(got) do take(score .. ' ' .. m, m) end
           taken = taken + #got
         end
       end
@@ -428,20 +429,14 @@ else
         local m
         if mode == 'fifo' then m = redis.call('RPOP', q) else m = redis.call('LPOP', q) end
         if not m then break end
-        local f = redis.sha1hex(m)
-        pairs_[#pairs_ + 1] = f
-        pairs_[#pairs_ + 1] = 'L ' .. m
-        fields[#fields + 1] = f
-        out[#out + 1] = m
+        take('L ' .. m, m)
       end
     end
     for i = 1, #pairs_, 1000 do
       redis.call('HSET', mine, unpack(pairs_, i, math.min(i + 999, #pairs_)))
     end
   end
-  local encoded = '[]'
-  if #fields > 0 then encoded = cjson.encode(fields) end
-  redis.call('HSET', last, 'token', token, 'fields', encoded)
+  redis.call('HSET', last, 'token', token, 'n', leased)
 end
 out[2] = qlen(q, mode, meta)
 if out[2] == 0 and #out == 4 and ARGV[7] ~= '0' then
@@ -488,9 +483,9 @@ local mine = KEYS[1]
 local keep = {}
 for i = 1, #ARGV do keep[ARGV[i]] = true end
 if redis.call('TYPE', mine .. ':last')['ok'] == 'hash' then
-  local last = redis.call('HGET', mine .. ':last', 'fields')
-  if last then
-    for _, f in ipairs(cjson.decode(last)) do keep[f] = true end
+  local last = redis.call('HMGET', mine .. ':last', 'token', 'n')
+  if last[1] then
+    for i = 1, tonumber(last[2]) or 0 do keep[last[1] .. ':' .. i] = true end
   end
 end
 if redis.call('TYPE', mine)['ok'] ~= 'hash' then return 0 end

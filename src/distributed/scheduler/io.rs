@@ -7,8 +7,7 @@ use std::rc::Rc;
 
 use super::shards::Keys;
 use super::{
-    Enqueue, Filter, Inner, LEASE_META, Layout, POLL_MAX, POLL_MIN, Remote, client, sha1_hex,
-    shard_of,
+    Enqueue, Filter, Inner, LEASE_META, Layout, POLL_MAX, POLL_MIN, Remote, client, shard_of,
 };
 use super::{Lease, prefilter};
 use crate::client::redis::handle::Topology;
@@ -386,9 +385,11 @@ impl Inner {
         let mut bad = 0;
         {
             let mut st = self.st.borrow_mut();
-            for v in values.into_iter().skip(4) {
+            // A lease's field is the pop's token and the entry's place in the reply
+            // (a nil holds the place of a lease taken back before a replayed pop).
+            for (place, v) in values.into_iter().skip(4).enumerate() {
                 let Value::Bulk(member) = v else { continue };
-                let field = sha1_hex(&member);
+                let field = format!("{seq}:{}", place + 1);
                 let decoded = match self.config.layout {
                     Layout::Native => decode_native(&member),
                     Layout::ScrapyRedis => decode_compat(&member),

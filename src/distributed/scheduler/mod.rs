@@ -10,7 +10,7 @@
 //! | `Q` | ZSET (score = −priority) of entries, or LIST (FIFO / LIFO) | the queue (scrapy-redis's layout; FIFO / LIFO queues) |
 //! | `Q:meta` | HASH | `created`, `mode`, `layout`, `seq` (the FIFO sequence), `queued` (entries in the `Q:p:*` lists) |
 //! | `Q:workers` | ZSET | worker id → lease deadline (server ms) |
-//! | `Q:leases:<worker>` | HASH | sha1(entry) → `"<score> <entry>"` |
+//! | `Q:leases:<worker>` | HASH | `<pop token>:<place in the pop>` → `"<score> <entry>"` |
 //! | `Q:bad` | LIST | entries that could not be decoded, `DUMP`s of wrong-typed keys |
 //!
 //! # The lease protocol
@@ -50,8 +50,6 @@ pub use shards::{MAX_SHARDS, shard_of, tag as shard_tag};
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::{Rc, Weak};
-
-use sha1::{Digest, Sha1};
 
 use crate::client::redis::handle::RedisHandle;
 use crate::crawl::context::CrawlContext;
@@ -261,13 +259,6 @@ impl std::fmt::Debug for RedisScheduler {
             .field("worker", &self.inner.shared.worker_id)
             .finish_non_exhaustive()
     }
-}
-
-fn sha1_hex(b: &[u8]) -> String {
-    let d: [u8; 20] = Sha1::digest(b).into();
-    let mut s = String::with_capacity(40);
-    crate::util::push_hex(&mut s, &d);
-    s
 }
 
 fn layout_from(settings: &Settings) -> Result<Layout, Failure> {
