@@ -1,8 +1,8 @@
 //! What requests and items look like in Redis.
 //!
-//! * **Native entries** (trawl's own layout): a 16-hex-digit sequence number (added by
-//!   the enqueue script) followed by the versioned request record
-//!   ([`crate::crawl::record`]). Nothing in it can name code.
+//! * **Native entries** (trawl's own layout): the versioned request record
+//!   ([`crate::crawl::record`]), behind a 16-hex-digit sequence number (added by the
+//!   enqueue script) in a sorted set or a single list. Nothing in it can name code.
 //! * **scrapy-redis entries** (`SCHEDULER_SERIALIZER = "trawl_redis_serializer"`): the
 //!   JSON that `python/trawl_redis_serializer.py` writes for Scrapy's
 //!   `Request.to_dict()` — compact, ASCII-only, bytes as `{"__bytes_b64__": ...}`,
@@ -27,16 +27,25 @@ pub const SEQ_PREFIX: usize = 16;
 const BYTES_TAG: &str = "__bytes_b64__";
 const DICT_ITEMS_TAG: &str = "__dict_items__";
 
-/// Decodes a native queue entry (sequence prefix + request record).
+/// Decodes a native queue entry: a request record, behind a 16-hex-digit sequence
+/// prefix in a sorted set or a single list (a record starts with its version byte,
+/// never a hex digit, so the two cannot be confused).
 ///
 /// # Errors
 ///
-/// No sequence prefix, or a record error (another version, truncated, garbage).
+/// A broken sequence prefix, or a record error (another version, truncated, garbage).
 pub fn decode_native(member: &[u8]) -> Result<Request, String> {
-    if member.len() < SEQ_PREFIX || !member[..SEQ_PREFIX].iter().all(u8::is_ascii_hexdigit) {
-        return Err("not a trawl queue entry (no sequence prefix)".into());
-    }
-    record::decode(&member[SEQ_PREFIX..]).map_err(|e| e.to_string())
+    let record = match member.first() {
+        Some(b) if b.is_ascii_hexdigit() => {
+            if member.len() < SEQ_PREFIX || !member[..SEQ_PREFIX].iter().all(u8::is_ascii_hexdigit)
+            {
+                return Err("not a trawl queue entry (a broken sequence prefix)".into());
+            }
+            &member[SEQ_PREFIX..]
+        }
+        _ => member,
+    };
+    record::decode(record).map_err(|e| e.to_string())
 }
 
 /// Python's `json.dumps(value, ensure_ascii=True)` text, compact (`,` and `:`) or with
@@ -319,7 +328,7 @@ mod tests {
     }
 
     #[test]
-    fn native_entries_need_their_prefix() {
+    fn native_entries_are_a_record_with_or_without_a_whole_prefix() {
         let r = Request::get("http://h/").expect("url");
         let mut m = b"00000000000000ff".to_vec();
         m.extend(record::encode(&r));
@@ -327,7 +336,12 @@ mod tests {
             decode_native(&m).expect("decodes").url().as_str(),
             "http://h/"
         );
+        assert_eq!(
+            decode_native(&m[16..]).expect("decodes").url().as_str(),
+            "http://h/"
+        );
         assert!(decode_native(&m[1..]).is_err());
+        assert!(decode_native(b"").is_err());
         assert!(decode_native(b"\x80\x04\x95pickle").is_err());
         assert!(decode_native(b"0000000000000001\x09newer").is_err());
     }

@@ -225,9 +225,10 @@ return 1
 
 /// `ENQUEUE`: KEYS queue, dupefilter, meta; ARGV mode, layout, filter (`set`,
 /// `bloom`, `none`), then four per request: `dont_filter` (`1`/`0`), fingerprint
-/// (hex, or `block:bit,...` for a Bloom filter), score, payload. Native entries get a
-/// 16-hex-digit sequence prefix from `meta.seq` (one `HINCRBY` reserves the batch's
-/// numbers), so equal scores pop in FIFO order and identical requests stay distinct;
+/// (hex, or `block:bit,...` for a Bloom filter), score, payload. Native entries of a
+/// sorted set or of a single list get a 16-hex-digit sequence prefix from `meta.seq`
+/// (one `HINCRBY` reserves the batch's numbers), so equal scores pop in FIFO order and
+/// identical requests stay distinct (the lists per priority of mode `p` need none);
 /// the new entries go in with one `ZADD` / `LPUSH` per 1,000 values (mode `p`: one
 /// `RPUSH` per priority and 1,000 values, one `ZADD` of the priority to the queue's
 /// index, the count in `meta.queued`). Returns `{keys
@@ -286,8 +287,11 @@ for c = 1, #added, 1000 do
   redis.call('SADD', df, unpack(added, c, math.min(c + 999, #added)))
 end
 if #new_members > 0 then
+  -- A sorted set or a single list of native entries orders them by a sequence
+  -- prefix; the lists per priority keep their order themselves.
+  local prefixed = layout == 'native' and mode ~= 'p'
   local seq = 0
-  if layout == 'native' then
+  if prefixed then
     seq = redis.call('HINCRBY', meta, 'seq', #new_members) - #new_members
   end
   local batch = {}
@@ -301,7 +305,7 @@ if #new_members > 0 then
   local order = {}
   for _, i in ipairs(new_members) do
     local member = ARGV[i + 3]
-    if layout == 'native' then
+    if prefixed then
       seq = seq + 1
       member = string.format('%016x', seq) .. member
     end

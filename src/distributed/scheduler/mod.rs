@@ -121,7 +121,8 @@ impl QueueMode {
 /// How entries are written (`SCHEDULER_SERIALIZER`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
-    /// trawl's request record with a FIFO sequence prefix (the default).
+    /// trawl's request record (with a FIFO sequence prefix in a sorted set or a single
+    /// list; the default).
     Native,
     /// scrapy-redis's layout with `trawl_redis_serializer` JSON, shared with Python
     /// workers (leases hold for trawl's pops only).
