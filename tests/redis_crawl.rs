@@ -88,8 +88,13 @@ fn a_crawl_lays_out_its_keys_like_scrapy_redis() {
     assert_eq!(page_set(&paths), fixture.site().expected_crawl().0);
     assert_eq!(c.stats.get_value("finish_reason"), Some("finished".into()));
 
-    // The dupefilter: a SET of 40-hex scrapy-redis fingerprints.
+    // The dupefilter: a SET of scrapy-redis fingerprints, as the 20 bytes their 40
+    // hex digits spell (the meta hash says so).
     assert_eq!(s(&srv, &["TYPE", "live:dupefilter"]), "set");
+    assert_eq!(
+        s(&srv, &["HGET", "live:requests:meta", "fingerprints"]),
+        "raw"
+    );
     let members = strings(
         srv.call(&["SMEMBERS", "live:dupefilter"])
             .expect("smembers"),
@@ -97,25 +102,16 @@ fn a_crawl_lays_out_its_keys_like_scrapy_redis() {
     // LiveSpider's start requests are filtered like any other: one fingerprint per
     // request enqueued.
     assert_eq!(members.len() as i64, stat(&c, "scheduler/enqueued/redis"));
-    assert!(
-        members
-            .iter()
-            .all(|m| m.len() == 40 && m.iter().all(u8::is_ascii_hexdigit))
-    );
+    assert!(members.iter().all(|m| m.len() == 20));
     // Under scrapy-redis's fingerprint.
-    assert_eq!(
-        int(srv
-            .call(&["SISMEMBER", "live:dupefilter", &fp])
-            .expect("sismember")),
-        1
-    );
+    let is_member = |hex: &str| {
+        let mut args: Vec<Vec<u8>> = vec![b"SISMEMBER".to_vec(), b"live:dupefilter".to_vec()];
+        args.push(unhex(hex));
+        int(srv.call(&args).expect("sismember"))
+    };
+    assert_eq!(is_member(&fp), 1);
     let page = scrapy_redis_fingerprint(&get(&fixture.url("/s/000/00001.html")));
-    assert_eq!(
-        int(srv
-            .call(&["SISMEMBER", "live:dupefilter", &page])
-            .expect("sismember")),
-        1
-    );
+    assert_eq!(is_member(&page), 1);
     // Items: JSON, one per page.
     let items = strings(
         srv.call(&["LRANGE", "live:items", "0", "-1"])
@@ -154,6 +150,14 @@ fn a_crawl_lays_out_its_keys_like_scrapy_redis() {
         "{rt} round trips for {} pages",
         paths.len()
     );
+}
+
+/// The bytes 40 hex digits spell.
+fn unhex(hex: &str) -> Vec<u8> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+        .collect()
 }
 
 /// The entries in a priority queue's lists (counted, not read from its counter).
@@ -557,6 +561,56 @@ fn a_crawl_begun_with_one_sorted_set_goes_on_in_it() {
     assert_eq!(
         int(srv.call(&["EXISTS", "live:requests:p:0"]).expect("exists")),
         0
+    );
+}
+
+/// A crawl whose dupefilter was begun with 40-hex fingerprints (its meta hash names
+/// no form: written before raw ones) goes on with them: what it saw is still seen.
+#[test]
+fn a_crawl_begun_with_hex_fingerprints_goes_on_with_them() {
+    let fixture = site(50);
+    let srv = redis();
+    let seen_before = get(&fixture.url("/s/000/00008.html"));
+    srv.call(&[
+        "SADD",
+        "live:dupefilter",
+        &scrapy_redis_fingerprint(&seen_before),
+    ])
+    .expect("sadd");
+    srv.call(&[
+        "HSET",
+        "live:requests:meta",
+        "created",
+        "1",
+        "mode",
+        "p",
+        "layout",
+        "native",
+    ])
+    .expect("meta");
+    let fresh = get(&fixture.url("/s/000/00009.html"));
+    let (_, seen) = run(
+        LiveSpider::new(vec![seen_before, fresh.clone()]),
+        &settings(&srv, &[]),
+    );
+    assert_eq!(seen.paths(), vec!["/s/000/00009.html".to_owned()]);
+    assert_eq!(
+        int(srv
+            .call(&[
+                "SISMEMBER",
+                "live:dupefilter",
+                &scrapy_redis_fingerprint(&fresh)
+            ])
+            .expect("sismember")),
+        1
+    );
+    assert!(
+        strings(
+            srv.call(&["SMEMBERS", "live:dupefilter"])
+                .expect("smembers")
+        )
+        .iter()
+        .all(|m| m.len() == 40)
     );
 }
 

@@ -132,16 +132,19 @@ end
 ";
 
 /// `OPEN`: KEYS meta, queue, dupefilter, workers; ARGV flush (`1`), worker, lease ms,
-/// mode, layout, bloom blocks, fingerprinter. Flushes when asked (queue, dupefilter,
+/// mode, layout, bloom blocks, fingerprinter, fingerprints (`raw`: a SET dupefilter of
+/// 20-byte fingerprints, `hex`: of 40 hex digits). Flushes when asked (queue, dupefilter,
 /// meta), creates the crawl's meta hash (`created`, `mode`, `layout`, `fingerprinter`)
 /// or checks that an existing one matches this worker's configuration (error
 /// `TRAWLLAYOUT`, or `TRAWLFINGERPRINTER` for another `REQUEST_FINGERPRINTER_CLASS`; a
 /// meta hash without the field was written with the default), registers the worker.
 /// A native crawl begun with the sorted-set priority queue (`z`) goes on in it when
-/// this worker asks for lists (`p`). Returns `{queue length, keys repaired, mode}`.
+/// this worker asks for lists (`p`), and a crawl's dupefilter keeps the fingerprints'
+/// recorded form (`hex` when the meta hash names none: written before the field).
+/// Returns `{queue length, keys repaired, mode, fingerprints}`.
 const OPEN: &str = r"
 local meta, q, df, workers = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local flush, me, lease, mode, layout, blocks, fpr = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7]
+local flush, me, lease, mode, layout, blocks, fpr, fps = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4], ARGV[5], tonumber(ARGV[6]), ARGV[7], ARGV[8] or 'hex'
 if flush == '1' then
   local was = mode
   if redis.call('TYPE', meta)['ok'] == 'hash' then was = redis.call('HGET', meta, 'mode') or mode end
@@ -152,9 +155,10 @@ end
 local now = now_ms()
 local fixed = fix_type(meta, 'hash')
 if redis.call('HEXISTS', meta, 'created') == 0 then
-  redis.call('HSET', meta, 'created', now, 'mode', mode, 'layout', layout, 'fingerprinter', fpr)
+  redis.call('HSET', meta, 'created', now, 'mode', mode, 'layout', layout, 'fingerprinter', fpr, 'fingerprints', fps)
 else
-  local m = redis.call('HMGET', meta, 'mode', 'layout', 'fingerprinter')
+  local m = redis.call('HMGET', meta, 'mode', 'layout', 'fingerprinter', 'fingerprints')
+  fps = m[4] or 'hex'
   if m[1] == 'z' and mode == 'p' and layout == 'native' then mode = 'z' end
   if m[1] ~= mode or m[2] ~= layout then
     return redis.error_reply('TRAWLLAYOUT the queue ' .. q .. ' holds ' .. tostring(m[2]) .. ' entries in a ' .. tostring(m[1]) .. ' queue; this worker is configured for ' .. layout .. ' entries in a ' .. mode .. ' queue')
@@ -166,7 +170,7 @@ else
 end
 redis.call('ZADD', workers, now + lease, me)
 fixed = fixed + fix_type(q, qtype(mode))
-return {qlen(q, mode, meta), fixed, mode}
+return {qlen(q, mode, meta), fixed, mode, fps}
 ";
 
 /// `OPEN_CRAWL` (a crawl sharded over a Redis Cluster): KEYS the crawl's meta hash;
@@ -225,7 +229,8 @@ return 1
 
 /// `ENQUEUE`: KEYS queue, dupefilter, meta; ARGV mode, layout, filter (`set`,
 /// `bloom`, `none`), then four per request: `dont_filter` (`1`/`0`), fingerprint
-/// (hex, or `block:bit,...` for a Bloom filter), score, payload. Native entries of a
+/// (40 hex digits or, where the meta hash says `fingerprints = raw`, their 20 bytes;
+/// `block:bit,...` for a Bloom filter), score, payload. Native entries of a
 /// sorted set or of a single list get a 16-hex-digit sequence prefix from `meta.seq`
 /// (one `HINCRBY` reserves the batch's numbers), so equal scores pop in FIFO order and
 /// identical requests stay distinct (the lists per priority of mode `p` need none);

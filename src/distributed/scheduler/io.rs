@@ -3,6 +3,7 @@
 //! the buffer needs), pops and what their replies mean (leases, re-queued work, bad
 //! entries, the idle state, a lost database), the poll timer and the heartbeat.
 
+use std::borrow::Cow;
 use std::rc::Rc;
 
 use super::shards::Keys;
@@ -21,6 +22,34 @@ impl Inner {
             Filter::Redis(k, _) => k.script_name(),
             Filter::Local(_) => "none",
         }
+    }
+
+    /// Whether this worker would start a crawl with 20-byte fingerprints: trawl's own
+    /// layout with a SET dupefilter (scrapy-redis's layout keeps its 40 hex digits).
+    pub(super) fn raw_fingerprints_wanted(&self) -> bool {
+        self.config.layout == Layout::Native
+            && matches!(&*self.filter.borrow(), Filter::Redis(k, _) if k.script_name() == "set")
+    }
+
+    /// Shard `k`'s form of a fingerprint argument: as it is, or its 40 hex digits as
+    /// 20 bytes where the shard's dupefilter holds raw fingerprints.
+    pub(super) fn wire_fingerprints<'a>(&self, k: usize, enq: &'a [Enqueue]) -> Vec<Cow<'a, [u8]>> {
+        let raw = self
+            .st
+            .borrow()
+            .raw_fingerprints
+            .get(k)
+            .copied()
+            .unwrap_or(false);
+        enq.iter()
+            .map(|e| {
+                let fp = e.args[1].as_slice();
+                match raw.then(|| unhex40(fp)).flatten() {
+                    Some(b) => Cow::Owned(b.to_vec()),
+                    None => Cow::Borrowed(fp),
+                }
+            })
+            .collect()
     }
 
     pub(super) fn bloom_blocks(&self) -> u64 {
@@ -211,8 +240,9 @@ impl Inner {
         argv.push(self.config.queue.get().as_bytes());
         argv.push(self.config.layout.script_name().as_bytes());
         argv.push(self.filter_name().as_bytes());
-        for e in &enq {
-            argv.extend(e.args.iter().map(Vec::as_slice));
+        let fps = self.wire_fingerprints(k, &enq);
+        for (e, fp) in enq.iter().zip(&fps) {
+            argv.extend([&e.args[0][..], fp, &e.args[2], &e.args[3]]);
         }
         let d = client(self).eval(
             &scripts.enqueue,
@@ -658,10 +688,12 @@ impl Inner {
         let mut argv: Vec<&[u8]> = Vec::with_capacity(2 + enq.len());
         argv.push(b"SMISMEMBER");
         argv.push(keys.dupefilter.as_bytes());
+        let fps = self.wire_fingerprints(k, &enq);
         argv.extend(
             enq.iter()
-                .filter(|e| checked(e))
-                .map(|e| e.args[1].as_slice()),
+                .zip(&fps)
+                .filter(|(e, _)| checked(e))
+                .map(|(_, fp)| &fp[..]),
         );
         let d = client(self).command(&argv);
         let id = {
@@ -837,4 +869,22 @@ impl Inner {
         st.prefilter.waiters.push(d.clone());
         d
     }
+}
+
+/// 40 hex digits as the 20 bytes they spell (`None` for anything else).
+fn unhex40(hex: &[u8]) -> Option<[u8; 20]> {
+    if hex.len() != 40 {
+        return None;
+    }
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; 20];
+    for (o, pair) in out.iter_mut().zip(hex.chunks_exact(2)) {
+        *o = (digit(pair[0])? << 4) | digit(pair[1])?;
+    }
+    Some(out)
 }

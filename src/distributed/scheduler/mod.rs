@@ -188,6 +188,9 @@ struct State {
     mutation_seq: u64,
     /// What the last pop from each shard said.
     remote: Vec<Option<Remote>>,
+    /// Whether each shard's SET dupefilter holds fingerprints as 20 raw bytes (its
+    /// meta hash says `fingerprints = raw`) rather than 40 hex digits.
+    raw_fingerprints: Vec<bool>,
     /// The shard the next pop goes to.
     next_shard: usize,
     /// Pops in a row that found nothing (one per shard before polling slows down).

@@ -141,7 +141,11 @@ impl Inner {
                     keys[0].queue
                 );
                 *i.shards.borrow_mut() = Rc::new(keys);
-                i.st.borrow_mut().remote = vec![None; n];
+                {
+                    let mut st = i.st.borrow_mut();
+                    st.remote = vec![None; n];
+                    st.raw_fingerprints = vec![false; n];
+                }
                 i.open_shards()
             })
         })
@@ -153,6 +157,11 @@ impl Inner {
         let flush = if self.config.flush_on_start { "1" } else { "0" };
         let lease = self.config.lease_ms.to_string();
         let blocks = self.bloom_blocks().to_string();
+        let fingerprints = if self.raw_fingerprints_wanted() {
+            "raw"
+        } else {
+            "hex"
+        };
         let shards = self.shards.borrow().clone();
         let ds: Vec<Deferred<Value>> = shards
             .iter()
@@ -168,6 +177,7 @@ impl Inner {
                         self.config.layout.script_name(),
                         &blocks,
                         &self.config.fingerprinter,
+                        fingerprints,
                     ],
                 )
             })
@@ -178,6 +188,7 @@ impl Inner {
                 .upgrade()
                 .ok_or_else(|| Failure::msg("the scheduler is gone"))?;
             let mut queued = 0;
+            let mut raw = Vec::with_capacity(shards.len());
             for (k, r) in shards.iter().zip(r?) {
                 let v = r.map_err(plain)?;
                 let num = |n: usize| v.as_array().and_then(|a| a.get(n)).and_then(Value::as_int);
@@ -194,6 +205,11 @@ impl Inner {
                     );
                     i.config.queue.set("z");
                 }
+                let recorded = v
+                    .as_array()
+                    .and_then(|a| a.get(3))
+                    .and_then(Value::as_bytes);
+                raw.push(recorded == Some(b"raw".as_slice()));
                 if num(1).unwrap_or(0) > 0 {
                     i.wrong_type(&k.queue);
                 }
@@ -201,7 +217,11 @@ impl Inner {
             if queued > 0 {
                 log::info!("Resuming crawl ({queued} requests scheduled)");
             }
-            i.st.borrow_mut().opened = true;
+            {
+                let mut st = i.st.borrow_mut();
+                st.raw_fingerprints = raw;
+                st.opened = true;
+            }
             i.start_heartbeat();
             if let Filter::Redis(
                 FilterKind::Bloom {
