@@ -14,8 +14,10 @@
 //! are pending wait for them (`held`), then take the usual path.
 //!
 //! Whether to prefilter follows the share of duplicates among this worker's checked
-//! requests, recent batches weighing most ([`SHARE_WEIGHT`]): on above one half
-//! ([`PREFILTER_ABOVE`]), off below. A worker alone on a crawl meets its duplicates in
+//! requests, recent batches weighing most ([`SHARE_WEIGHT`]), the first batch setting
+//! it (a worker joining a crawl whose links are mostly known prefilters from its second
+//! batch on, not after a run-in from zero): on above one half ([`PREFILTER_ABOVE`]),
+//! off below. A worker alone on a crawl meets its duplicates in
 //! its seen cache and sends mostly new requests: it does not prefilter.
 
 use std::collections::BTreeSet;
@@ -36,8 +38,9 @@ pub(super) const PREFILTER_ABOVE: f64 = 0.5;
 /// What the scheduler keeps for the prefilter.
 #[derive(Default)]
 pub(super) struct PrefilterState {
-    /// The running share of duplicates among the checked requests.
-    pub(super) share: f64,
+    /// The running share of duplicates among the checked requests (`None` before the
+    /// first batch).
+    pub(super) share: Option<f64>,
     /// Prefilters awaiting their reply, by id.
     pub(super) pending: BTreeSet<u64>,
     pub(super) next_id: u64,
@@ -58,14 +61,17 @@ impl PrefilterState {
 
     /// Whether to prefilter now.
     pub(super) fn wanted(&self) -> bool {
-        !self.off && self.share > PREFILTER_ABOVE
+        !self.off && self.share.is_some_and(|s| s > PREFILTER_ABOVE)
     }
 
     /// Counts a batch's `dups` among its `checked` requests into the running share.
     pub(super) fn note(&mut self, dups: usize, checked: usize) {
         if checked > 0 {
             let batch = dups as f64 / checked as f64;
-            self.share = self.share * (1.0 - SHARE_WEIGHT) + batch * SHARE_WEIGHT;
+            self.share = Some(match self.share {
+                Some(s) => s * (1.0 - SHARE_WEIGHT) + batch * SHARE_WEIGHT,
+                None => batch,
+            });
         }
     }
 }
@@ -74,4 +80,26 @@ impl PrefilterState {
 /// dupefilter.
 pub(super) fn checked(dont_filter: &[u8]) -> bool {
     dont_filter != b"1"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_batch_sets_the_share_and_later_ones_move_it() {
+        let mut p = PrefilterState::default();
+        assert!(!p.wanted());
+        p.note(0, 0);
+        assert!(!p.wanted(), "a batch with nothing checked says nothing");
+        p.note(15, 16);
+        assert!(p.wanted(), "mostly duplicates from the first batch on");
+        for _ in 0..3 {
+            p.note(0, 16);
+        }
+        assert!(!p.wanted(), "three new batches turn it off");
+        let mut alone = PrefilterState::default();
+        alone.note(1, 16);
+        assert!(!alone.wanted());
+    }
 }
