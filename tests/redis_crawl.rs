@@ -143,6 +143,9 @@ fn a_crawl_lays_out_its_keys_like_scrapy_redis() {
         s(&srv, &["HGET", "live:stats", "scheduler/dequeued/redis"]),
         stat(&c, "scheduler/dequeued/redis").to_string()
     );
+    // Every script was loaded before its first call: no `EVAL` fallback.
+    assert!(srv.info_count("commandstats", "evalsha") > 0);
+    assert_eq!(srv.info_count("commandstats", "eval"), 0);
     // Round trips: batched and pipelined.
     let rt = stat(&c, "redis/round_trips");
     assert!(

@@ -235,12 +235,15 @@ impl RedisHandle {
         }
     }
 
-    /// Loads `script` on every connection, now and later.
+    /// Loads `script` on every connection, now and later (while the server's kind is
+    /// being detected, once it is known: the probe's node is loaded again as a master
+    /// if it is a cluster's).
     pub fn load_script(&self, script: &Script) {
         self.inner.scripts.borrow_mut().push(script.clone());
         let mode = self.inner.mode.borrow();
         match &*mode {
-            Mode::Single(c) | Mode::Detecting(c, _) => c.load_script(script),
+            Mode::Single(c) => c.load_script(script),
+            Mode::Detecting(..) => {}
             Mode::Cluster(c) => c.load_script(script),
             Mode::Closed => {}
         }
@@ -322,6 +325,12 @@ fn detected(i: &Rc<Inner>, cluster: bool) {
     } else {
         Mode::Single(probe)
     };
+    if let Mode::Single(c) = &next {
+        // Before what waited: its scripts are loaded first on the connection.
+        for s in i.scripts.borrow().iter() {
+            c.load_script(s);
+        }
+    }
     let topology = match next {
         Mode::Cluster(_) => Topology::Cluster,
         _ => Topology::Single,
