@@ -155,6 +155,26 @@ fn a_crawl_lays_out_its_keys_like_scrapy_redis() {
     );
 }
 
+/// The `POP` script on queue `q` (lists per priority) as worker `me`.
+fn pop_as_me(srv: &RedisServer, token: &str, n: &str) -> Value {
+    srv.call(&[
+        "EVAL",
+        scripts().pop.source(),
+        "4",
+        "q",
+        "q:workers",
+        "q:leases:me",
+        "q:meta",
+        "p",
+        n,
+        "me",
+        "60000",
+        "q:leases:",
+        token,
+    ])
+    .expect("pop")
+}
+
 /// The bytes 40 hex digits spell.
 fn unhex(hex: &str) -> Vec<u8> {
     (0..hex.len())
@@ -629,24 +649,7 @@ fn priority_lists_keep_their_count_and_take_leases_back_at_the_head() {
         .collect();
     enqueue(&srv, "q", &reqs);
     srv.call(&["HSET", "q:meta", "created", "1"]).expect("meta");
-    let pop = |token: &str, n: &str| {
-        srv.call(&[
-            "EVAL",
-            scripts().pop.source(),
-            "4",
-            "q",
-            "q:workers",
-            "q:leases:me",
-            "q:meta",
-            "p",
-            n,
-            "me",
-            "60000",
-            "q:leases:",
-            token,
-        ])
-        .expect("pop")
-    };
+    let pop = |token: &str, n: &str| pop_as_me(&srv, token, n);
     let qlen = |v: &Value| v.as_array().expect("array")[1].as_int().expect("qlen");
     let urls = |v: &Value| -> Vec<String> {
         v.as_array().expect("array")[4..]
@@ -719,24 +722,7 @@ fn a_pop_sent_twice_leases_once() {
         .collect();
     enqueue(&srv, "q", &reqs);
     srv.call(&["HSET", "q:meta", "created", "1"]).expect("meta");
-    let pop = |token: &str, n: &str| {
-        srv.call(&[
-            "EVAL",
-            scripts().pop.source(),
-            "4",
-            "q",
-            "q:workers",
-            "q:leases:me",
-            "q:meta",
-            "p",
-            n,
-            "me",
-            "60000",
-            "q:leases:",
-            token,
-        ])
-        .expect("pop")
-    };
+    let pop = |token: &str, n: &str| pop_as_me(&srv, token, n);
     let entries = |v: &Value| v.as_array().expect("array")[4..].to_vec();
     let first = pop("7", "2");
     let again = pop("7", "2");
