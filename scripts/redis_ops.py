@@ -7,17 +7,19 @@ in `src/distributed/scripts.rs`, and times them through `INFO commandstats` (ser
 CPU inside the command, not the I/O around it):
 
 * ENQUEUE with k new requests per call (k = 1, 4, 16, 64) into a priority queue
-  (ZSET, one priority, native entries): µs per call and per request, and the
-  `ZADD` inside it per member;
-* POP of n entries (n = 0, the heartbeat; 1; 16) from a queue of --queue entries:
-  µs per call and the `ZPOPMIN` inside it per entry;
-* the queue's own commands per entry, a sorted set (`ZADD`, `ZPOPMIN`: the priority
-  queue today) against a FIFO list (`RPUSH`, `LPOP`);
+  (`--mode p`, the default: a list per priority; `--mode z`: one sorted set, as
+  scrapy-redis's layout has it; one priority, native entries): µs per call and per
+  request, and the push inside it (`RPUSH` / `ZADD`) per member;
+* POP of n entries (n = 0, the heartbeat; 1; 16) from a queue of --queue entries
+  over 11 priorities: µs per call and the pop inside it (`LRANGE` + `LTRIM` /
+  `ZPOPMIN`) per entry;
+* the queue's own commands per entry, a sorted set (`ZADD`, `ZPOPMIN`) against a
+  FIFO list (`RPUSH`, `LPOP`);
 * the SET dupefilter's lookup (`SMISMEMBER` of 170 members, nearly all present)
   with 40-hex-digit fingerprints and with the same fingerprints as 20 raw bytes, at
   100,000 and 1,000,000 members: µs per fingerprint and bytes per member.
 
-    scripts/redis_ops.py [--pin] [--payload 100] [--rounds 2]
+    scripts/redis_ops.py [--pin] [--mode p|z] [--payload 100] [--rounds 2]
 
 The figures say where a page's server time goes; `redis_cost.py` measures whole crawls.
 """
@@ -57,11 +59,13 @@ def usec(r, calls):
     return {k: u / calls for k, (_, u) in rc.commandstats(r).items()}
 
 
-def enqueue(r, payload, rounds):
+def enqueue(r, payload, rounds, mode):
     sha = r.call("SCRIPT", "LOAD", script("ENQUEUE")).decode()
     n = 0
-    print("ENQUEUE (new requests, one priority):")
-    print(f"{'k':>5}{'µs/call':>10}{'µs/request':>12}{'ZADD µs/member':>16}{'queue after':>13}")
+    push = "rpush" if mode == "p" else "zadd"
+    print(f"ENQUEUE (new requests, one priority, mode {mode}):")
+    print(f"{'k':>5}{'µs/call':>10}{'µs/request':>12}{push.upper() + ' µs/member':>18}"
+          f"{'queue after':>13}")
     for _ in range(rounds):
         for k in (1, 4, 16, 64):
             r.call("FLUSHALL")
@@ -69,41 +73,51 @@ def enqueue(r, payload, rounds):
             r.call("CONFIG", "RESETSTAT")
             calls = 2000
             for _ in range(calls):
-                args = ["z", "native", "set"]
+                args = [mode, "native", "set"]
                 for _ in range(k):
                     n += 1
                     args += ["0", hashlib.sha1(b"%d" % n).hexdigest(), "0", payload]
                 r.call("EVALSHA", sha, 3, "q", "q:df", "q:meta", *args)
             u = usec(r, calls)
             print(f"{k:>5}{u['evalsha']:>10.1f}{u['evalsha'] / k:>12.2f}"
-                  f"{u.get('zadd', 0) / k:>16.2f}{calls * k:>13,}")
+                  f"{u.get(push, 0) / k:>18.2f}{calls * k:>13,}")
 
 
-def pop(r, payload, queue, rounds):
+def pop(r, payload, queue, rounds, mode):
     sha = r.call("SCRIPT", "LOAD", script("POP")).decode()
-    print(f"POP (a queue of {queue:,} entries, 16 other live workers):")
-    print(f"{'n':>5}{'µs/call':>10}{'ZPOPMIN µs/entry':>18}")
+    inner = ("lrange", "ltrim") if mode == "p" else ("zpopmin",)
+    print(f"POP (a queue of {queue:,} entries, 16 other live workers, mode {mode}):")
+    print(f"{'n':>5}{'µs/call':>10}{' + '.join(c.upper() for c in inner) + ' µs/entry':>26}")
     for _ in range(rounds):
         r.call("FLUSHALL")
         r.call("HSET", "q:meta", "created", "1")
         for c in range(0, queue, 1000):
-            args = []
-            for i in range(c, min(c + 1000, queue)):
-                args += [random.randint(0, 10), "%016x" % i + payload]
-            r.call("ZADD", "q", *args)
+            scores = [random.randint(0, 10) for _ in range(c, min(c + 1000, queue))]
+            if mode == "p":
+                for score in sorted(set(scores)):
+                    key = f"q:p:{score}"
+                    r.call("RPUSH", key, *[payload for s in scores if s == score])
+                    r.call("ZADD", "q", score, score)
+            else:
+                args = []
+                for i, score in zip(range(c, c + len(scores)), scores):
+                    args += [score, "%016x" % i + payload]
+                r.call("ZADD", "q", *args)
+        if mode == "p":
+            r.call("HSET", "q:meta", "queued", queue)
         for w in range(16):
             r.call("ZADD", "q:workers", 10**14, f"w{w + 2}")
         for n in (0, 1, 16):
             r.call("CONFIG", "RESETSTAT")
             calls = 2000
             for t in range(calls):
-                r.call("EVALSHA", sha, 4, "q", "q:workers", "q:leases:w1", "q:meta", "z", n,
+                r.call("EVALSHA", sha, 4, "q", "q:workers", "q:leases:w1", "q:meta", mode, n,
                        "w1", 60000, "q:leases:", f"{n}-{t}", 0)
                 if t % 50 == 49:
                     r.call("DEL", "q:leases:w1", "q:leases:w1:last")
             u = usec(r, calls)
-            per = u.get("zpopmin", 0) / n if n else 0
-            print(f"{n:>5}{u['evalsha']:>10.1f}{per:>18.2f}")
+            per = sum(u.get(c, 0) for c in inner) / n if n else 0
+            print(f"{n:>5}{u['evalsha']:>10.1f}{per:>26.2f}")
 
 
 def structures(r, payload, queue, rounds):
@@ -169,6 +183,9 @@ def main():
     ap.add_argument("--payload", type=int, default=100, help="bytes of each queue entry")
     ap.add_argument("--queue", type=int, default=200_000, help="entries in POP's queue")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--mode", choices=("p", "z"), default="p",
+                    help="the priority queue: p, a list per priority (trawl's layout); "
+                         "z, one sorted set (scrapy-redis's)")
     args = ap.parse_args()
     redis_bin = os.environ.get("TRAWL_REDIS_SERVER") or shutil.which("redis-server")
     if not redis_bin:
@@ -183,8 +200,8 @@ def main():
         print(f"redis {rc.info(r, 'server').get('redis_version', '?')}, entries of "
               f"{16 + args.payload} bytes")
         payload = "x" * args.payload
-        enqueue(r, payload, args.rounds)
-        pop(r, payload, args.queue, args.rounds)
+        enqueue(r, payload, args.rounds, args.mode)
+        pop(r, payload, args.queue, args.rounds, args.mode)
         structures(r, payload, args.queue, args.rounds)
         lookups(r, args.rounds)
     finally:
