@@ -142,7 +142,6 @@ pub fn recycle_buffer(mut buf: Vec<u8>) {
     pool_give(&BYTE_POOL, buf, BYTE_POOL_BUFFERS);
 }
 
-/// Standard base64 (RFC 4648 §4, with padding): `Basic` credentials, binary request
 /// Lower-case hex digits.
 pub const HEX_LOWER: &[u8; 16] = b"0123456789abcdef";
 
@@ -162,6 +161,30 @@ pub fn to_hex(bytes: &[u8]) -> String {
     s
 }
 
+/// The value of one hex digit (either case).
+#[inline]
+pub fn hex_digit(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// The `N` bytes that exactly `2 * N` hex digits spell (`None` for anything else).
+pub fn from_hex<const N: usize>(hex: &[u8]) -> Option<[u8; N]> {
+    if hex.len() != 2 * N {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (o, pair) in out.iter_mut().zip(hex.chunks_exact(2)) {
+        *o = (hex_digit(pair[0])? << 4) | hex_digit(pair[1])?;
+    }
+    Some(out)
+}
+
+/// Standard base64 (RFC 4648 §4, with padding): `Basic` credentials, binary request
 /// bodies in JSON.
 pub fn base64_encode(input: &[u8]) -> String {
     const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -656,5 +679,19 @@ mod seeded_map_tests {
         }
         assert_eq!(map.get("example.com"), Some(&11));
         assert_eq!(map.len(), 4);
+    }
+}
+
+#[cfg(test)]
+mod hex_tests {
+    use super::*;
+
+    #[test]
+    fn from_hex_reads_exactly_n_bytes_of_either_case() {
+        assert_eq!(from_hex::<2>(b"0aFf"), Some([0x0a, 0xff]));
+        assert_eq!(from_hex::<2>(to_hex(&[1, 254]).as_bytes()), Some([1, 254]));
+        assert_eq!(from_hex::<2>(b"0aF"), None);
+        assert_eq!(from_hex::<2>(b"0aFf0"), None);
+        assert_eq!(from_hex::<2>(b"0g00"), None);
     }
 }

@@ -155,6 +155,32 @@ fn a_crawl_lays_out_its_keys_like_scrapy_redis() {
     );
 }
 
+/// Records a native crawl in `live:requests:meta` as an earlier worker would have,
+/// its queue in `mode`.
+fn record_crawl(srv: &RedisServer, mode: &str) {
+    srv.call(&[
+        "HSET",
+        "live:requests:meta",
+        "created",
+        "1",
+        "mode",
+        mode,
+        "layout",
+        "native",
+    ])
+    .expect("meta");
+}
+
+/// Puts `request`'s fingerprint, as 40 hex digits, in `live:dupefilter`.
+fn mark_seen_as_hex(srv: &RedisServer, request: &Request) {
+    srv.call(&[
+        "SADD",
+        "live:dupefilter",
+        &scrapy_redis_fingerprint(request),
+    ])
+    .expect("sadd");
+}
+
 /// The `POP` script on queue `q` (lists per priority) as worker `me`.
 fn pop_as_me(srv: &RedisServer, token: &str, n: &str) -> Value {
     srv.call(&[
@@ -549,17 +575,7 @@ fn a_crawl_begun_with_one_sorted_set_goes_on_in_it() {
     let mut reqs: Vec<Request> = [9, 3, 7].iter().map(|&i| get(&url(i))).collect();
     reqs.push(get(&url(20)).with_priority(5));
     enqueue_as(&srv, "live:requests", "z", &reqs);
-    srv.call(&[
-        "HSET",
-        "live:requests:meta",
-        "created",
-        "1",
-        "mode",
-        "z",
-        "layout",
-        "native",
-    ])
-    .expect("meta");
+    record_crawl(&srv, "z");
     assert_eq!(
         int(srv.call(&["ZCARD", "live:requests"]).expect("zcard")),
         4
@@ -594,23 +610,8 @@ fn a_crawl_begun_with_hex_fingerprints_goes_on_with_them() {
     let fixture = site(50);
     let srv = redis();
     let seen_before = get(&fixture.url("/s/000/00008.html"));
-    srv.call(&[
-        "SADD",
-        "live:dupefilter",
-        &scrapy_redis_fingerprint(&seen_before),
-    ])
-    .expect("sadd");
-    srv.call(&[
-        "HSET",
-        "live:requests:meta",
-        "created",
-        "1",
-        "mode",
-        "p",
-        "layout",
-        "native",
-    ])
-    .expect("meta");
+    mark_seen_as_hex(&srv, &seen_before);
+    record_crawl(&srv, "p");
     let fresh = get(&fixture.url("/s/000/00009.html"));
     let (_, seen) = run(
         LiveSpider::new(vec![seen_before, fresh.clone()]),
@@ -778,12 +779,7 @@ fn flush_on_start_empties_the_queue_and_the_dupefilter() {
     let stale = get(&fixture.url("/s/000/00007.html"));
     enqueue(&srv, "live:requests", std::slice::from_ref(&stale));
     let seen_before = get(&fixture.url("/s/000/00008.html"));
-    srv.call(&[
-        "SADD",
-        "live:dupefilter",
-        &scrapy_redis_fingerprint(&seen_before),
-    ])
-    .expect("sadd");
+    mark_seen_as_hex(&srv, &seen_before);
     let spider = LiveSpider::new(vec![seen_before]);
     let (_, seen) = run(
         spider,

@@ -37,6 +37,8 @@
 
 use url::Url;
 
+use crate::util::hex_digit;
+
 /// RFC 9309: parsers must read at least 500 kibibytes.
 pub const MAX_ROBOTS_SIZE: usize = 500 * 1024;
 
@@ -182,15 +184,6 @@ fn is_unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
 /// Whether the `url` crate percent-encodes `b` in a path (`in_query`: in a query): the
 /// WHATWG path / special-query percent-encode sets. A rule is encoded the way the URL
 /// it is matched against was, so `Allow: /a<d.html` matches the URL `/a<d.html`.
@@ -214,7 +207,7 @@ fn normalise(s: &[u8]) -> String {
         let c = s[i];
         if c == b'%'
             && i + 2 < s.len()
-            && let (Some(h), Some(l)) = (hex(s[i + 1]), hex(s[i + 2]))
+            && let (Some(h), Some(l)) = (hex_digit(s[i + 1]), hex_digit(s[i + 2]))
         {
             let v = h * 16 + l;
             if is_unreserved(v) {

@@ -15,6 +15,7 @@ use crate::client::redis::handle::Topology;
 use crate::client::redis::{ReplyError, Value};
 use crate::defer::{Deferred, Failure};
 use crate::distributed::codec::{decode_compat, decode_native};
+use crate::util::from_hex;
 
 impl Inner {
     pub(super) fn filter_name(&self) -> &'static str {
@@ -27,8 +28,12 @@ impl Inner {
     /// Whether this worker would start a crawl with 20-byte fingerprints: trawl's own
     /// layout with a SET dupefilter (scrapy-redis's layout keeps its 40 hex digits).
     pub(super) fn raw_fingerprints_wanted(&self) -> bool {
-        self.config.layout == Layout::Native
-            && matches!(&*self.filter.borrow(), Filter::Redis(k, _) if k.script_name() == "set")
+        self.config.layout == Layout::Native && self.set_filter()
+    }
+
+    /// Whether the shared dupefilter is a Redis SET.
+    fn set_filter(&self) -> bool {
+        matches!(&*self.filter.borrow(), Filter::Redis(k, _) if k.script_name() == "set")
     }
 
     /// Shard `k`'s form of a fingerprint argument: as it is, or its 40 hex digits as
@@ -44,7 +49,7 @@ impl Inner {
         enq.iter()
             .map(|e| {
                 let fp = e.args[1].as_slice();
-                match raw.then(|| unhex40(fp)).flatten() {
+                match raw.then(|| from_hex::<20>(fp)).flatten() {
                     Some(b) => Cow::Owned(b.to_vec()),
                     None => Cow::Borrowed(fp),
                 }
@@ -677,8 +682,7 @@ fn checked(e: &Enqueue) -> bool {
 impl Inner {
     /// Whether this shard's batch should be prefiltered.
     pub(super) fn should_prefilter(&self, enq: &[Enqueue]) -> bool {
-        let set = matches!(&*self.filter.borrow(), Filter::Redis(k, _) if k.script_name() == "set");
-        set && self.st.borrow().prefilter.wanted() && enq.iter().any(checked)
+        self.set_filter() && self.st.borrow().prefilter.wanted() && enq.iter().any(checked)
     }
 
     /// Asks shard `k`'s dupefilter about the batch's fingerprints; the rest of the
@@ -869,22 +873,4 @@ impl Inner {
         st.prefilter.waiters.push(d.clone());
         d
     }
-}
-
-/// 40 hex digits as the 20 bytes they spell (`None` for anything else).
-fn unhex40(hex: &[u8]) -> Option<[u8; 20]> {
-    if hex.len() != 40 {
-        return None;
-    }
-    let digit = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    };
-    let mut out = [0u8; 20];
-    for (o, pair) in out.iter_mut().zip(hex.chunks_exact(2)) {
-        *o = (digit(pair[0])? << 4) | digit(pair[1])?;
-    }
-    Some(out)
 }

@@ -1,6 +1,8 @@
 //! w3lib's quoting: the byte tables of safe characters, `%HH` escapes, `_quote`,
 //! `_unquote` and their `+` variants.
 
+use crate::util::hex_digit;
+
 // ---------------------------------------------------------------------------
 // Byte tables
 // ---------------------------------------------------------------------------
@@ -66,24 +68,14 @@ pub(super) static FAST_HOST: [bool; 256] = {
     t
 };
 
-#[inline]
-pub(super) fn hex_val(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
 /// The byte a valid `%HH` escape at `s[i]` stands for.
 #[inline]
 pub(super) fn escape_at(s: &[u8], i: usize) -> Option<u8> {
     if s.get(i) != Some(&b'%') {
         return None;
     }
-    let hi = hex_val(*s.get(i + 1)?)?;
-    let lo = hex_val(*s.get(i + 2)?)?;
+    let hi = hex_digit(*s.get(i + 1)?)?;
+    let lo = hex_digit(*s.get(i + 2)?)?;
     Some(hi << 4 | lo)
 }
 
