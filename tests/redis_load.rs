@@ -7,7 +7,8 @@
 //! prefilter. `REDIS_ITEMS_SHARDS`: a cluster's items spread over lists on every
 //! master, and the settings it refuses. A throttled fleet (pages completing one by
 //! one): pops only below the buffer's low-water mark, and `REDIS_FLUSH_DELAY` batching
-//! its writes.
+//! its writes. A fast fleet: pops that go alone while the queue holds enough, the
+//! writes keeping to `REDIS_FLUSH_DELAY`.
 
 use serde_json::json;
 use trawl::client::redis::Value;
@@ -78,7 +79,7 @@ fn a_throttled_fleet_pops_below_low_water_and_batches_its_writes() {
         let writes = srv.info_count("commandstats", "evalsha")
             + srv.info_count("commandstats", "rpush")
             + srv.info_count("commandstats", "hdel");
-        (writes, srv.info_count("commandstats", "zpopmin"))
+        (writes, pops(&srv))
     };
     let (unbatched, pops) = fleet(0.0);
     let (batched, batched_pops) = fleet(0.02);
@@ -99,6 +100,50 @@ fn a_throttled_fleet_pops_below_low_water_and_batches_its_writes() {
     assert!(
         batched * 2 < unbatched,
         "{batched} writes within 20 ms, {unbatched} without a delay"
+    );
+}
+
+/// The `POP` calls a server answered: each one that is not a replay looks for the
+/// workers whose leases ran out (`ZRANGEBYSCORE`), which no other script does.
+fn pops(srv: &RedisServer) -> i64 {
+    srv.info_count("commandstats", "zrangebyscore")
+}
+
+#[test]
+fn a_pop_goes_alone_while_the_queue_holds_enough_and_writes_keep_to_the_flush_delay() {
+    // Pages that complete at once: a worker empties its buffer before its pop is
+    // answered, so every flush has a pop to send.
+    let fleet = |delay: f64| {
+        let srv = RedisServer::start().expect("redis-server is needed for this test");
+        let r = run_with(
+            &srv.url(0),
+            2,
+            SITE,
+            16,
+            &[("REDIS_FLUSH_DELAY", json!(delay))],
+        )
+        .expect("the load run");
+        check(&srv, &r);
+        // Enqueues: `ENQUEUE` (with the few `OPEN`, `CLOSE` and stats calls of two
+        // workers) and the prefilter's `SMISMEMBER` (with those inside `ENQUEUE`).
+        let enqueues = srv.info_count("commandstats", "evalsha") - pops(&srv)
+            + srv.info_count("commandstats", "smismember");
+        (enqueues, pops(&srv), r.seconds)
+    };
+    let (unbatched, pops0, _) = fleet(0.0);
+    let (batched, pops_batched, seconds) = fleet(0.2);
+    eprintln!(
+        "{} pages: {unbatched} enqueues and {pops0} pops with no delay; {batched} enqueues \
+         and {pops_batched} pops within 200 ms ({seconds:.2} s)",
+        SITE.pages
+    );
+    // With no delay every flush carries the writes; within 200 ms the pops go alone
+    // while the queue holds what they ask for, and the writes follow their delay (or
+    // go with a pop once the queue runs short).
+    assert!(unbatched * 2 > pops0, "{unbatched} enqueues, {pops0} pops");
+    assert!(
+        batched * 3 < pops_batched,
+        "{batched} enqueues for {pops_batched} pops within 200 ms"
     );
 }
 

@@ -26,9 +26,10 @@
 //!
 //! # Talking to Redis without blocking
 //!
-//! Enqueues and acks are batched and sent within `REDIS_FLUSH_DELAY` (20 ms), or at
-//! once with a pop when the local buffer falls below half of `REDIS_PREFETCH`, in one
-//! round trip. `next_request` never waits: it answers from the buffer or says
+//! Enqueues and acks are batched and sent within `REDIS_FLUSH_DELAY` (20 ms). A pop
+//! goes at once when the local buffer falls below half of `REDIS_PREFETCH`, with the
+//! writes in one round trip when they are due or the queue it pops from ran short,
+//! alone otherwise. `next_request` never waits: it answers from the buffer or says
 //! `Pending` and wakes the engine when the pop returns. While the queue is empty the
 //! scheduler polls on a timer (10 ms doubling to 1 s), never `BRPOP`.
 //! `has_pending_requests` is true until a pop issued after this worker's last write
@@ -185,6 +186,8 @@ struct State {
     pop_inflight: bool,
     pop_wanted: bool,
     flush_seq: u64,
+    /// When the last flush that carried writes went (reactor seconds).
+    writes_sent_at: f64,
     mutation_seq: u64,
     /// What the last pop from each shard said.
     remote: Vec<Option<Remote>>,
@@ -485,7 +488,9 @@ impl Scheduler for RedisScheduler {
                 let _ = t.cancel();
             }
         }
-        // Acks still batched go first.
+        // Acks still batched go first (without a pop: `CLOSE` would put back what it
+        // leased).
+        i.st.borrow_mut().pop_wanted = false;
         i.flush();
         i.st.borrow_mut().closing = true;
         log::debug!("Closing the Redis scheduler ({reason})");
