@@ -228,12 +228,12 @@ fn s(srv: &RedisServer, args: &[&str]) -> String {
 }
 
 /// Enqueues `requests` with trawl's own enqueue script, as a worker would.
-fn enqueue(srv: &RedisServer, queue: &str, requests: &[Request]) {
-    enqueue_as(srv, queue, "p", requests);
+fn enqueue(srv: &RedisServer, queue: &str, requests: &[Request]) -> Value {
+    enqueue_as(srv, queue, "p", requests)
 }
 
 /// Enqueues `requests` into a queue of the scripts' `mode`.
-fn enqueue_as(srv: &RedisServer, queue: &str, mode: &str, requests: &[Request]) {
+fn enqueue_as(srv: &RedisServer, queue: &str, mode: &str, requests: &[Request]) -> Value {
     let script = scripts().enqueue.source().to_owned();
     let mut args: Vec<Vec<u8>> = vec![
         b"EVAL".to_vec(),
@@ -256,7 +256,7 @@ fn enqueue_as(srv: &RedisServer, queue: &str, mode: &str, requests: &[Request]) 
         args.push((-i64::from(r.priority())).to_string().into_bytes());
         args.push(record::encode(r));
     }
-    srv.call(&args).expect("enqueue script");
+    srv.call(&args).expect("enqueue script")
 }
 
 #[test]
@@ -641,6 +641,47 @@ fn a_crawl_begun_with_hex_fingerprints_goes_on_with_them() {
 /// The lists' bookkeeping: leases go back to the head of their priority's list, the
 /// count in the meta hash follows every push and pop, and a count that disagrees
 /// with the index is mended before it could say "empty" wrongly.
+#[test]
+fn the_scripts_repair_a_wrongly_typed_key_where_a_command_meets_it() {
+    let srv = redis();
+    let field = |v: &Value, i: usize| v.as_array().expect("array")[i].as_int().expect("int");
+    let dumps = |key: &str| int(srv.call(&["LLEN", &format!("{key}:bad")]).expect("llen"));
+    let req = |i: u32| get(&format!("http://h.test/{i}"));
+    srv.call(&["HSET", "q:meta", "created", "1"]).expect("meta");
+    // ENQUEUE: the dupefilter, a priority's list and the priority index, each met by
+    // its command, moved aside and made anew; the request stored.
+    for (i, key) in ["q-df", "q:p:0", "q"].into_iter().enumerate() {
+        srv.call(&["SET", key, "oops"]).expect("set");
+        let r = enqueue(&srv, "q", &[req(i as u32)]);
+        assert_eq!((field(&r, 0), field(&r, 1)), (1, 1), "{key}: {r:?}");
+        assert_eq!(dumps(key), 1, "{key}");
+    }
+    assert_eq!(s(&srv, &["TYPE", "q-df"]), "set");
+    assert_eq!(int(srv.call(&["SCARD", "q-df"]).expect("scard")), 3);
+    assert_eq!(int(srv.call(&["LLEN", "q:p:0"]).expect("llen")), 2);
+    assert_eq!(queue_len(&srv, "q"), 2);
+    // POP: a priority's list of another type is moved aside and leaves the index; the
+    // index of another type too (a heartbeat checks it as well).
+    srv.call(&["DEL", "q:p:0"]).expect("del");
+    srv.call(&["SET", "q:p:0", "oops"]).expect("set");
+    let r = pop_as_me(&srv, "1", "4");
+    assert_eq!(field(&r, 3), 1, "{r:?}");
+    assert_eq!(dumps("q:p:0"), 2);
+    assert_eq!(int(srv.call(&["ZCARD", "q"]).expect("zcard")), 0);
+    for (token, n) in [("2", "4"), ("3", "0")] {
+        srv.call(&["DEL", "q"]).expect("del");
+        srv.call(&["SET", "q", "oops"]).expect("set");
+        let r = pop_as_me(&srv, token, n);
+        assert_eq!(field(&r, 3), 1, "pop of {n}: {r:?}");
+        assert_eq!(s(&srv, &["TYPE", "q"]), "none");
+    }
+    assert_eq!(dumps("q"), 3);
+    // A meta hash of another type: the crawl is not there.
+    srv.call(&["DEL", "q:meta"]).expect("del");
+    srv.call(&["SET", "q:meta", "oops"]).expect("set");
+    assert_eq!(field(&pop_as_me(&srv, "4", "4"), 0), -1);
+}
+
 #[test]
 fn priority_lists_keep_their_count_and_take_leases_back_at_the_head() {
     let srv = redis();

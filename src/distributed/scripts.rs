@@ -33,6 +33,15 @@ local function fix_type(key, want)
   redis.call('DEL', key)
   return 1
 end
+local function call_on(key, want, ...)
+  local r = redis.pcall(...)
+  if type(r) == 'table' and r['err'] then
+    if not string.find(r['err'], 'WRONGTYPE', 1, true) then error(r) end
+    local f = fix_type(key, want)
+    return redis.call(...), f
+  end
+  return r, 0
+end
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -78,11 +87,11 @@ local function reap(q, mode, workers, prefix, now, me)
   end
   return n
 end
-local function qlen(q, mode, meta)
+local function qlen(q, mode, meta, count, more)
   if mode == 'z' then return redis.call('ZCARD', q) end
   if mode ~= 'p' then return redis.call('LLEN', q) end
-  local n = tonumber(redis.call('HGET', meta, 'queued')) or 0
-  if n > 0 and redis.call('ZCARD', q) > 0 then return n end
+  local n = count or tonumber(redis.call('HGET', meta, 'queued')) or 0
+  if n > 0 and (more or redis.call('ZCARD', q) > 0) then return n end
   if n == 0 and redis.call('ZCARD', q) == 0 then return 0 end
   n = 0
   for _, s in ipairs(redis.call('ZRANGE', q, 0, -1)) do
@@ -92,7 +101,7 @@ local function qlen(q, mode, meta)
   return n
 end
 local function queued(meta, mode, n)
-  if mode == 'p' and n ~= 0 then redis.call('HINCRBY', meta, 'queued', n) end
+  if mode == 'p' and n ~= 0 then return redis.call('HINCRBY', meta, 'queued', n) end
 end
 local function del_queue(q, mode)
   if mode == 'p' and redis.call('TYPE', q)['ok'] == 'zset' then
@@ -243,9 +252,9 @@ return 1
 const ENQUEUE: &str = r"
 local q, df, meta = KEYS[1], KEYS[2], KEYS[3]
 local mode, layout, filter = ARGV[1], ARGV[2], ARGV[3]
-local fixed = fix_type(q, qtype(mode))
-if filter == 'set' then fixed = fixed + fix_type(df, 'set') end
-local out = {fixed}
+-- Keys of another type are repaired when a command meets them (`call_on`).
+local fixed = 0
+local out = {0}
 local new_members = {}
 local known = nil
 if filter == 'set' then
@@ -257,6 +266,10 @@ if filter == 'set' then
     known = {}
     for c = 1, #fps, 1000 do
       local r = redis.pcall('SMISMEMBER', df, unpack(fps, c, math.min(c + 999, #fps)))
+      if type(r) == 'table' and r['err'] and string.find(r['err'], 'WRONGTYPE', 1, true) then
+        fixed = fixed + fix_type(df, 'set')
+        r = redis.pcall('SMISMEMBER', df, unpack(fps, c, math.min(c + 999, #fps)))
+      end
       if type(r) ~= 'table' or r['err'] then
         known = nil
         break
@@ -268,6 +281,7 @@ if filter == 'set' then
   end
 end
 local added = {}
+if filter == 'set' and not known then fixed = fixed + fix_type(df, 'set') end
 for i = 4, #ARGV, 4 do
   local new = 1
   if ARGV[i] ~= '1' then
@@ -289,7 +303,8 @@ for i = 4, #ARGV, 4 do
   out[#out + 1] = new
 end
 for c = 1, #added, 1000 do
-  redis.call('SADD', df, unpack(added, c, math.min(c + 999, #added)))
+  local _, f = call_on(df, 'set', 'SADD', df, unpack(added, c, math.min(c + 999, #added)))
+  fixed = fixed + f
 end
 if #new_members > 0 then
   -- A sorted set or a single list of native entries orders them by a sequence
@@ -302,8 +317,10 @@ if #new_members > 0 then
   local batch = {}
   local function push()
     if #batch == 0 then return end
-    if mode == 'z' then redis.call('ZADD', q, unpack(batch))
-    else redis.call('LPUSH', q, unpack(batch)) end
+    local _, f
+    if mode == 'z' then _, f = call_on(q, 'zset', 'ZADD', q, unpack(batch))
+    else _, f = call_on(q, 'list', 'LPUSH', q, unpack(batch)) end
+    fixed = fixed + f
     batch = {}
   end
   local lists = {}
@@ -333,15 +350,16 @@ if #new_members > 0 then
   push()
   for _, score in ipairs(order) do
     local l, key = lists[score], plist(q, score)
-    fixed = fixed + fix_type(key, 'list')
     for c = 1, #l, 1000 do
-      redis.call('RPUSH', key, unpack(l, c, math.min(c + 999, #l)))
+      local _, f = call_on(key, 'list', 'RPUSH', key, unpack(l, c, math.min(c + 999, #l)))
+      fixed = fixed + f
     end
-    redis.call('ZADD', q, score, score)
+    local _, f = call_on(q, 'zset', 'ZADD', q, score, score)
+    fixed = fixed + f
   end
   queued(meta, mode, #new_members)
-  out[1] = fixed
 end
+out[1] = fixed
 return out
 ";
 
@@ -369,13 +387,15 @@ return out
 const POP: &str = r"
 local q, workers, mine, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local mode, n, me, lease, prefix, token = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6]
-if redis.call('TYPE', meta)['ok'] ~= 'hash' or redis.call('HEXISTS', meta, 'created') == 0 then
+-- Not 1: no crawl recorded, or a key of another type (an error reply).
+if redis.pcall('HEXISTS', meta, 'created') ~= 1 then
   return {-1}
 end
 local now = now_ms()
 redis.call('ZADD', workers, now + lease, me)
 local last = mine .. ':last'
 local out
+local count, more = nil, false
 if redis.call('HGET', last, 'token') == token then
   out = {0, 0, 0, 0}
   for i = 1, tonumber(redis.call('HGET', last, 'n')) or 0 do
@@ -389,25 +409,40 @@ if redis.call('HGET', last, 'token') == token then
   end
 else
   local requeued = reap(q, mode, workers, prefix, now, me)
-  queued(meta, mode, requeued)
-  local fixed = fix_type(q, qtype(mode))
-  out = {requeued, 0, 0, fixed}
+  count = queued(meta, mode, requeued)
+  -- A pop repairs the queue's type when its first command meets another; a
+  -- heartbeat, which pops nothing, checks it.
+  local fixed = 0
+  if n == 0 then fixed = fix_type(q, qtype(mode)) end
+  out = {requeued, 0, 0, 0}
   local pairs_ = {}
   local leased = 0
+  local suffix = {}
+  if n > 0 then
+    suffix = {':1', ':2', ':3', ':4', ':5', ':6', ':7', ':8', ':9', ':10', ':11', ':12', ':13', ':14', ':15', ':16'}
+  end
   local function take(value, m)
     leased = leased + 1
-    pairs_[#pairs_ + 1] = token .. ':' .. leased
+    pairs_[#pairs_ + 1] = token .. (suffix[leased] or (':' .. leased))
     pairs_[#pairs_ + 1] = value
     out[#out + 1] = m
   end
   if n > 0 then
     if mode == 'z' then
-      local got = redis.call('ZPOPMIN', q, n)
+      local got = redis.pcall('ZPOPMIN', q, n)
+      if got['err'] then
+        fixed = fixed + fix_type(q, 'zset')
+        got = {}
+      end
       for i = 1, #got, 2 do take(got[i + 1] .. ' ' .. got[i], got[i]) end
     elseif mode == 'p' then
       local taken = 0
       while taken < n do
-        local top = redis.call('ZRANGE', q, 0, 0)
+        local top = redis.pcall('ZRANGE', q, 0, 0)
+        if top['err'] then
+          fixed = fixed + fix_type(q, 'zset')
+          top = {}
+        end
         if #top == 0 then break end
         local score = top[1]
         local key = plist(q, score)
@@ -417,12 +452,16 @@ else
           redis.call('ZREM', q, score)
           fixed = fixed + 1
         else
-          fixed = fixed + fix_type(key, 'list')
           local want = n - taken
-          local got = redis.call('LRANGE', key, 0, want)
+          local got = redis.pcall('LRANGE', key, 0, want)
+          if got['err'] then
+            fixed = fixed + fix_type(key, 'list')
+            got = {}
+          end
           if #got > want then
             redis.call('LTRIM', key, want, -1)
             got[#got] = nil
+            more = true
           else
             redis.call('DEL', key)
             redis.call('ZREM', q, score)
@@ -431,12 +470,15 @@ else
           taken = taken + #got
         end
       end
-      queued(meta, mode, -taken)
-      out[4] = fixed
+      count = queued(meta, mode, -taken) or count
     else
       for _ = 1, n do
         local m
-        if mode == 'fifo' then m = redis.call('RPOP', q) else m = redis.call('LPOP', q) end
+        if mode == 'fifo' then m = redis.pcall('RPOP', q) else m = redis.pcall('LPOP', q) end
+        if type(m) == 'table' then
+          fixed = fixed + fix_type(q, 'list')
+          m = false
+        end
         if not m then break end
         take('L ' .. m, m)
       end
@@ -445,9 +487,10 @@ else
       redis.call('HSET', mine, unpack(pairs_, i, math.min(i + 999, #pairs_)))
     end
   end
+  out[4] = fixed
   redis.call('HSET', last, 'token', token, 'n', leased)
 end
-out[2] = qlen(q, mode, meta)
+out[2] = qlen(q, mode, meta, count, more)
 if out[2] == 0 and #out == 4 and ARGV[7] ~= '0' then
   out[3] = leased_any(workers, prefix)
 else
@@ -598,6 +641,52 @@ redis.call('DEL', KEYS[1])
 return 1
 ";
 
+/// The prelude's functions `body` calls, with the ones they call, in the prelude's
+/// order: a script defines only what it uses (each function of the prelude is a
+/// closure made on every call of the script).
+fn prelude_for(body: &str) -> String {
+    let parts: Vec<(&str, &str)> = PRELUDE
+        .split("\nlocal function ")
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| (p.split('(').next().unwrap_or(""), p))
+        .collect();
+    let calls = |text: &str, name: &str| {
+        text.match_indices(&format!("{name}(")).any(|(at, _)| {
+            !text[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    };
+    let mut wanted: Vec<bool> = parts.iter().map(|(name, _)| calls(body, name)).collect();
+    loop {
+        let mut grew = false;
+        for i in 0..parts.len() {
+            if !wanted[i] {
+                continue;
+            }
+            for j in 0..parts.len() {
+                if !wanted[j] && calls(parts[i].1, parts[j].0) {
+                    wanted[j] = true;
+                    grew = true;
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    let mut out = String::new();
+    for ((_, text), want) in parts.iter().zip(wanted) {
+        if want {
+            out.push_str("\nlocal function ");
+            out.push_str(text);
+        }
+    }
+    out.push('\n');
+    out
+}
+
 /// The scripts, compiled (hashed) once.
 #[derive(Debug)]
 pub struct Scripts {
@@ -639,7 +728,7 @@ thread_local! {
 pub fn scripts() -> std::rc::Rc<Scripts> {
     SCRIPTS.with(|s| {
         s.get_or_init(|| {
-            let with = |body: &str| Script::new(&format!("{PRELUDE}{body}"));
+            let with = |body: &str| Script::new(&format!("{}{body}", prelude_for(body)));
             std::rc::Rc::new(Scripts {
                 open: with(OPEN),
                 open_crawl: with(OPEN_CRAWL),
@@ -659,4 +748,40 @@ pub fn scripts() -> std::rc::Rc<Scripts> {
         })
         .clone()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn defines(text: &str, f: &str) -> bool {
+        text.contains(&format!("local function {f}("))
+    }
+
+    #[test]
+    fn a_script_defines_the_prelude_functions_it_calls_and_only_those() {
+        let pop = prelude_for(POP);
+        for f in [
+            "reap",
+            "requeue",
+            "fix_type",
+            "plist",
+            "qlen",
+            "queued",
+            "now_ms",
+            "qtype",
+            "leased_any",
+        ] {
+            assert!(defines(&pop, f), "POP lacks {f}");
+        }
+        for f in ["bloom_add", "del_bloom", "del_queue", "call_on"] {
+            assert!(!defines(&pop, f), "POP defines {f}");
+        }
+        // Called only by a function the script calls: defined, and before it.
+        let enqueue = prelude_for(ENQUEUE);
+        assert!(defines(&enqueue, "call_on") && defines(&enqueue, "fix_type"));
+        assert!(enqueue.find("function fix_type(") < enqueue.find("function call_on("));
+        assert!(!defines(&enqueue, "reap"));
+        assert_eq!(prelude_for("return 1").trim(), "");
+    }
 }
