@@ -66,6 +66,7 @@ import argparse
 import html
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -233,9 +234,19 @@ class SlowlogDrain(threading.Thread):
             calls, total = self.ops.get(op, (0, 0))
             self.ops[op] = (calls + 1, total + usec)
             if op == "ENQUEUE":
-                # ARGV after mode, layout, filter: four per request.
+                # ARGV: mode, layout, filter, G, G pairs of score and count, then
+                # two per request. The slow log keeps 32 arguments, the last one
+                # saying how many more there were.
                 nkeys = int(args[2])
-                self.links.append((len(args) - 3 - nkeys - 3) // 4)
+                total = len(args)
+                more = re.match(rb"\.\.\. \((\d+) more arguments\)", args[-1])
+                if more:
+                    total += int(more.group(1)) - 1
+                try:
+                    groups = int(args[3 + nkeys + 3])
+                    self.links.append((total - 3 - nkeys - 4 - 2 * groups) // 2)
+                except (IndexError, ValueError):
+                    pass
 
     def run(self):
         while not self.stop.wait(0.1):

@@ -51,7 +51,24 @@ def script(name):
             sys.exit(f"scripts.rs has no {n}")
         return m.group(1)
 
-    return const("PRELUDE") + "\n" + const(name)
+    # As `prelude_for` builds it: the prelude's functions the body calls, with the
+    # ones they call, in the prelude's order.
+    body = const(name)
+    parts = [p for p in ("\n" + const("PRELUDE")).split("\nlocal function ") if p.strip()]
+    names = [p.split("(")[0] for p in parts]
+
+    def calls(text, fn):
+        return re.search(r"(?<![A-Za-z0-9_])" + re.escape(fn) + r"\(", text) is not None
+
+    want = [calls(body, fn) for fn in names]
+    grew = True
+    while grew:
+        grew = False
+        for i, part in enumerate(parts):
+            for j, fn in enumerate(names):
+                if want[i] and not want[j] and calls(part, fn):
+                    want[j] = grew = True
+    return "".join("\nlocal function " + p for p, w in zip(parts, want) if w) + "\n" + body
 
 
 def usec(r, calls):
@@ -73,10 +90,11 @@ def enqueue(r, payload, rounds, mode):
             r.call("CONFIG", "RESETSTAT")
             calls = 2000
             for _ in range(calls):
-                args = [mode, "native", "set"]
+                # One priority group of k requests: fingerprint and payload each.
+                args = [mode, "native", "set", "1", "0", str(k)]
                 for _ in range(k):
                     n += 1
-                    args += ["0", hashlib.sha1(b"%d" % n).hexdigest(), "0", payload]
+                    args += [hashlib.sha1(b"%d" % n).hexdigest(), payload]
                 r.call("EVALSHA", sha, 3, "q", "q:df", "q:meta", *args)
             u = usec(r, calls)
             print(f"{k:>5}{u['evalsha']:>10.1f}{u['evalsha'] / k:>12.2f}"

@@ -246,14 +246,18 @@ fn enqueue_as(srv: &RedisServer, queue: &str, mode: &str, requests: &[Request]) 
         b"native".to_vec(),
         b"set".to_vec(),
     ];
+    // One priority group per request (the worker sends one per priority).
+    args.push(requests.len().to_string().into_bytes());
+    for r in requests {
+        args.push((-i64::from(r.priority())).to_string().into_bytes());
+        args.push(b"1".to_vec());
+    }
     for r in requests {
         args.push(if r.dont_filter() {
-            b"1".to_vec()
+            Vec::new()
         } else {
-            b"0".to_vec()
+            scrapy_redis_fingerprint(r).into_bytes()
         });
-        args.push(scrapy_redis_fingerprint(r).into_bytes());
-        args.push((-i64::from(r.priority())).to_string().into_bytes());
         args.push(record::encode(r));
     }
     srv.call(&args).expect("enqueue script")
@@ -641,6 +645,34 @@ fn a_crawl_begun_with_hex_fingerprints_goes_on_with_them() {
 /// The lists' bookkeeping: leases go back to the head of their priority's list, the
 /// count in the meta hash follows every push and pop, and a count that disagrees
 /// with the index is mended before it could say "empty" wrongly.
+#[test]
+fn an_enqueue_stores_its_priority_groups_in_their_lists_and_answers_in_order() {
+    let srv = redis();
+    srv.call(&["HSET", "q:meta", "created", "1"]).expect("meta");
+    let script = scripts().enqueue.source().to_owned();
+    // Two groups: priority 3 (score -3) with two requests, priority 0 with three — a
+    // duplicate of the first group's first and a `dont_filter` twin of it (no
+    // fingerprint) among them.
+    let args: Vec<&str> = vec![
+        "EVAL", &script, "3", "q", "q-df", "q:meta", "p", "native", "set", "2", "-3", "2", "0",
+        "3", "fp-a", "A", "fp-b", "B", "fp-a", "A-again", "", "A-twin", "fp-c", "C",
+    ];
+    let r = srv.call(&args).expect("enqueue");
+    let got: Vec<i64> = r
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|v| v.as_int().expect("int"))
+        .collect();
+    assert_eq!(got, vec![0, 1, 1, 0, 1, 1]);
+    let list = |key: &str| strings(srv.call(&["LRANGE", key, "0", "-1"]).expect("lrange"));
+    assert_eq!(list("q:p:-3"), vec![b"A".to_vec(), b"B".to_vec()]);
+    assert_eq!(list("q:p:0"), vec![b"A-twin".to_vec(), b"C".to_vec()]);
+    assert_eq!(queue_len(&srv, "q"), 4);
+    assert_eq!(s(&srv, &["HGET", "q:meta", "queued"]), "4");
+    assert_eq!(int(srv.call(&["SCARD", "q-df"]).expect("scard")), 3);
+}
+
 #[test]
 fn the_scripts_repair_a_wrongly_typed_key_where_a_command_meets_it() {
     let srv = redis();

@@ -237,30 +237,34 @@ return 1
 ";
 
 /// `ENQUEUE`: KEYS queue, dupefilter, meta; ARGV mode, layout, filter (`set`,
-/// `bloom`, `none`), then four per request: `dont_filter` (`1`/`0`), fingerprint
-/// (40 hex digits or, where the meta hash says `fingerprints = raw`, their 20 bytes;
-/// `block:bit,...` for a Bloom filter), score, payload. Native entries of a
-/// sorted set or of a single list get a 16-hex-digit sequence prefix from `meta.seq`
-/// (one `HINCRBY` reserves the batch's numbers), so equal scores pop in FIFO order and
-/// identical requests stay distinct (the lists per priority of mode `p` need none);
-/// the new entries go in with one `ZADD` / `LPUSH` per 1,000 values (mode `p`: one
-/// `RPUSH` per priority and 1,000 values, one `ZADD` of the priority to the queue's
-/// index, the count in `meta.queued`). Returns `{keys
+/// `bloom`, `none`), the number of priority groups G, G pairs of score and request
+/// count, then two per request, group after group: the fingerprint (40 hex digits or,
+/// where the meta hash says `fingerprints = raw`, their 20 bytes; `block:bit,...` for
+/// a Bloom filter; empty for a request not checked, `dont_filter`) and the payload.
+/// Native entries of a sorted set or of a single list get a 16-hex-digit sequence
+/// prefix from `meta.seq` (one `HINCRBY` reserves the batch's numbers), so equal
+/// scores pop in FIFO order and identical requests stay distinct (the lists per
+/// priority of mode `p` need none); the new entries go in with one `ZADD` / `LPUSH` per
+/// 1,000 values (mode `p`: one `RPUSH` per priority and 1,000 values, one `ZADD` of the
+/// priority to the queue's index, the count in `meta.queued`). Returns `{keys
 /// repaired, 1|0 per request}` (0 = a duplicate, not stored). A SET dupefilter is
 /// asked once per call (`SMISMEMBER`, Redis 6.2; one `SADD` per request on older
 /// servers) and the new fingerprints added with one `SADD` per 1,000.
 const ENQUEUE: &str = r"
 local q, df, meta = KEYS[1], KEYS[2], KEYS[3]
 local mode, layout, filter = ARGV[1], ARGV[2], ARGV[3]
+local groups = tonumber(ARGV[4]) or 0
+local first = 5 + 2 * groups
+local nargs = #ARGV
 -- Keys of another type are repaired when a command meets them (`call_on`).
 local fixed = 0
 local out = {0}
-local new_members = {}
 local known = nil
 if filter == 'set' then
   local fps = {}
-  for i = 4, #ARGV, 4 do
-    if ARGV[i] ~= '1' then fps[#fps + 1] = ARGV[i + 1] end
+  for j = first, nargs, 2 do
+    local fp = ARGV[j]
+    if fp ~= '' then fps[#fps + 1] = fp end
   end
   if #fps > 0 then
     known = {}
@@ -281,12 +285,14 @@ if filter == 'set' then
   end
 end
 local added = {}
+local new_count = 0
 if filter == 'set' and not known then fixed = fixed + fix_type(df, 'set') end
-for i = 4, #ARGV, 4 do
+local o = 1
+for j = first, nargs, 2 do
   local new = 1
-  if ARGV[i] ~= '1' then
+  local fp = ARGV[j]
+  if fp ~= '' then
     if known then
-      local fp = ARGV[i + 1]
       if known[fp] then
         new = 0
       else
@@ -294,25 +300,26 @@ for i = 4, #ARGV, 4 do
         added[#added + 1] = fp
       end
     elseif filter == 'set' then
-      new = redis.call('SADD', df, ARGV[i + 1])
+      new = redis.call('SADD', df, fp)
     elseif filter == 'bloom' then
-      new = bloom_add(df, ARGV[i + 1])
+      new = bloom_add(df, fp)
     end
   end
-  if new == 1 then new_members[#new_members + 1] = i end
-  out[#out + 1] = new
+  o = o + 1
+  out[o] = new
+  new_count = new_count + new
 end
 for c = 1, #added, 1000 do
   local _, f = call_on(df, 'set', 'SADD', df, unpack(added, c, math.min(c + 999, #added)))
   fixed = fixed + f
 end
-if #new_members > 0 then
+if new_count > 0 then
   -- A sorted set or a single list of native entries orders them by a sequence
   -- prefix; the lists per priority keep their order themselves.
   local prefixed = layout == 'native' and mode ~= 'p'
   local seq = 0
   if prefixed then
-    seq = redis.call('HINCRBY', meta, 'seq', #new_members) - #new_members
+    seq = redis.call('HINCRBY', meta, 'seq', new_count) - new_count
   end
   local batch = {}
   local function push()
@@ -323,41 +330,41 @@ if #new_members > 0 then
     fixed = fixed + f
     batch = {}
   end
-  local lists = {}
-  local order = {}
-  for _, i in ipairs(new_members) do
-    local member = ARGV[i + 3]
-    if prefixed then
-      seq = seq + 1
-      member = string.format('%016x', seq) .. member
-    end
-    if mode == 'p' then
-      local score = ARGV[i + 2]
-      if not tonumber(score) then score = '0' end
-      local l = lists[score]
-      if not l then
-        l = {}
-        lists[score] = l
-        order[#order + 1] = score
+  local j, o = first, 1
+  for g = 0, groups - 1 do
+    local score, count = ARGV[5 + 2 * g], tonumber(ARGV[6 + 2 * g]) or 0
+    if mode == 'p' and not tonumber(score) then score = '0' end
+    local l = {}
+    for _ = 1, count do
+      o = o + 1
+      if out[o] == 1 then
+        local member = ARGV[j + 1]
+        if prefixed then
+          seq = seq + 1
+          member = string.format('%016x', seq) .. member
+        end
+        if mode == 'p' then
+          l[#l + 1] = member
+        else
+          if mode == 'z' then batch[#batch + 1] = score end
+          batch[#batch + 1] = member
+          if #batch >= 1000 then push() end
+        end
       end
-      l[#l + 1] = member
-    else
-      if mode == 'z' then batch[#batch + 1] = ARGV[i + 2] end
-      batch[#batch + 1] = member
-      if #batch >= 1000 then push() end
+      j = j + 2
+    end
+    if #l > 0 then
+      local key = plist(q, score)
+      for c = 1, #l, 1000 do
+        local _, f = call_on(key, 'list', 'RPUSH', key, unpack(l, c, math.min(c + 999, #l)))
+        fixed = fixed + f
+      end
+      local _, f = call_on(q, 'zset', 'ZADD', q, score, score)
+      fixed = fixed + f
     end
   end
   push()
-  for _, score in ipairs(order) do
-    local l, key = lists[score], plist(q, score)
-    for c = 1, #l, 1000 do
-      local _, f = call_on(key, 'list', 'RPUSH', key, unpack(l, c, math.min(c + 999, #l)))
-      fixed = fixed + f
-    end
-    local _, f = call_on(q, 'zset', 'ZADD', q, score, score)
-    fixed = fixed + f
-  end
-  queued(meta, mode, #new_members)
+  queued(meta, mode, new_count)
 end
 out[1] = fixed
 return out

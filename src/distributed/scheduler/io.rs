@@ -268,18 +268,39 @@ impl Inner {
         &self,
         shards: &Rc<Vec<Keys>>,
         k: usize,
-        enq: Vec<Enqueue>,
+        mut enq: Vec<Enqueue>,
         prefiltered: bool,
     ) {
         let scripts = crate::distributed::scripts::scripts();
         let keys = &shards[k];
-        let mut argv: Vec<&[u8]> = Vec::with_capacity(3 + enq.len() * 4);
+        // By priority group (a stable sort: FIFO within a priority; the replies come
+        // in this order). A FIFO or LIFO list keeps the order of arrival: its groups
+        // are the runs of one priority.
+        if matches!(self.config.queue.get(), "p" | "z") {
+            enq.sort_by(|a, b| a.args[2].cmp(&b.args[2]));
+        }
+        let mut groups: Vec<(&[u8], usize)> = Vec::new();
+        for e in &enq {
+            match groups.last_mut() {
+                Some((score, n)) if *score == e.args[2].as_slice() => *n += 1,
+                _ => groups.push((&e.args[2], 1)),
+            }
+        }
+        let counts: Vec<String> = groups.iter().map(|(_, n)| n.to_string()).collect();
+        let count = groups.len().to_string();
+        let mut argv: Vec<&[u8]> = Vec::with_capacity(4 + 2 * groups.len() + enq.len() * 2);
         argv.push(self.config.queue.get().as_bytes());
         argv.push(self.config.layout.script_name().as_bytes());
         argv.push(self.filter_name().as_bytes());
+        argv.push(count.as_bytes());
+        for ((score, _), n) in groups.iter().zip(&counts) {
+            argv.extend([*score, n.as_bytes()]);
+        }
         let fps = self.wire_fingerprints(k, &enq);
         for (e, fp) in enq.iter().zip(&fps) {
-            argv.extend([&e.args[0][..], fp, &e.args[2], &e.args[3]]);
+            // An empty fingerprint: not checked (`dont_filter`).
+            let fp: &[u8] = if checked(e) { fp } else { b"" };
+            argv.extend([fp, &e.args[3]]);
         }
         let d = client(self).eval(
             &scripts.enqueue,
