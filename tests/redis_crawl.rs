@@ -258,7 +258,13 @@ fn enqueue_as(srv: &RedisServer, queue: &str, mode: &str, requests: &[Request]) 
         } else {
             scrapy_redis_fingerprint(r).into_bytes()
         });
-        args.push(record::encode(r));
+        // A list per priority holds `<score> <record>`, as the worker sends it.
+        let mut entry = Vec::new();
+        if mode == "p" {
+            entry = format!("{} ", -i64::from(r.priority())).into_bytes();
+        }
+        entry.extend(record::encode(r));
+        args.push(entry);
     }
     srv.call(&args).expect("enqueue script")
 }
@@ -674,6 +680,55 @@ fn an_enqueue_stores_its_priority_groups_in_their_lists_and_answers_in_order() {
 }
 
 #[test]
+fn a_bare_entry_from_before_scores_led_them_is_popped_and_goes_back_at_priority_0() {
+    let srv = redis();
+    srv.call(&["HSET", "q:meta", "created", "1", "queued", "1"])
+        .expect("meta");
+    let bare = record::encode(&get("http://h.test/old").with_priority(5));
+    srv.call(&[b"RPUSH".as_ref(), b"q:p:-5", &bare])
+        .expect("rpush");
+    srv.call(&["ZADD", "q", "-5", "-5"]).expect("zadd");
+    let got = pop_as_me(&srv, "1", "4");
+    assert_eq!(
+        got.as_array().expect("array")[4].as_bytes(),
+        Some(&bare[..])
+    );
+    let close = || {
+        srv.call(&[
+            "EVAL",
+            scripts().close.source(),
+            "5",
+            "q:workers",
+            "q:leases:me",
+            "q",
+            "q-df",
+            "q:meta",
+            "me",
+            "1",
+            "p",
+            "q:leases:",
+            "0",
+        ])
+        .expect("close")
+    };
+    assert_eq!(close().as_array().expect("array")[0].as_int(), Some(1));
+    // Its score is not in the entry: it goes back whole to priority 0's list.
+    let list = strings(srv.call(&["LRANGE", "q:p:0", "0", "-1"]).expect("lrange"));
+    assert_eq!(list, vec![bare.clone()]);
+    // A lease of a single list's kind (`L <entry>`) goes back without its mark.
+    srv.call(&[
+        b"HSET".as_ref(),
+        b"q:leases:me",
+        b"9:1",
+        &[b"L ".as_ref(), &bare].concat(),
+    ])
+    .expect("hset");
+    assert_eq!(close().as_array().expect("array")[0].as_int(), Some(1));
+    let list = strings(srv.call(&["LRANGE", "q:p:0", "0", "-1"]).expect("lrange"));
+    assert_eq!(list, vec![bare.clone(), bare]);
+}
+
+#[test]
 fn the_scripts_repair_a_wrongly_typed_key_where_a_command_meets_it() {
     let srv = redis();
     let field = |v: &Value, i: usize| v.as_array().expect("array")[i].as_int().expect("int");
@@ -730,8 +785,14 @@ fn priority_lists_keep_their_count_and_take_leases_back_at_the_head() {
             .iter()
             .map(|e| {
                 let b = e.as_bytes().expect("an entry");
-                // A list per priority needs no sequence prefix: the bare record.
-                let req = record::decode(b).expect("a record");
+                // A list per priority needs no sequence prefix: its entry is the
+                // score, a space and the record.
+                let sp = b.iter().position(|&c| c == b' ').expect("a score");
+                let req = record::decode(&b[sp + 1..]).expect("a record");
+                assert_eq!(
+                    String::from_utf8_lossy(&b[..sp]),
+                    (-i64::from(req.priority())).to_string()
+                );
                 req.url().to_string()
             })
             .collect()

@@ -28,13 +28,19 @@ const BYTES_TAG: &str = "__bytes_b64__";
 const DICT_ITEMS_TAG: &str = "__dict_items__";
 
 /// Decodes a native queue entry: a request record, behind a 16-hex-digit sequence
-/// prefix in a sorted set or a single list (a record starts with its version byte,
-/// never a hex digit, so the two cannot be confused).
+/// prefix in a sorted set or a single list, behind its score and a space in a list per
+/// priority (`-3 <record>`; an entry put back there from a sorted set keeps its
+/// sequence prefix behind the score), or bare (a list's entry written before scores
+/// led them).
+/// A record starts with its version byte, never a hex digit, a digit, `-` or a
+/// space, so the forms cannot be confused.
 ///
 /// # Errors
 ///
-/// A broken sequence prefix, or a record error (another version, truncated, garbage).
+/// A broken prefix, or a record error (another version, truncated, garbage).
 pub fn decode_native(member: &[u8]) -> Result<Request, String> {
+    // A score, then (an entry put back from a sorted set) a sequence prefix.
+    let member = &member[score_prefix(member).unwrap_or(0)..];
     let record = match member.first() {
         Some(b) if b.is_ascii_hexdigit() => {
             if member.len() < SEQ_PREFIX || !member[..SEQ_PREFIX].iter().all(u8::is_ascii_hexdigit)
@@ -46,6 +52,24 @@ pub fn decode_native(member: &[u8]) -> Result<Request, String> {
         _ => member,
     };
     record::decode(record).map_err(|e| e.to_string())
+}
+
+/// The length of an entry's score prefix (`-3 `, `0 `: an integer and a space, at
+/// most 21 bytes), if it has one.
+fn score_prefix(member: &[u8]) -> Option<usize> {
+    let head = &member[..member.len().min(21)];
+    let sp = head.iter().position(|&b| b == b' ')?;
+    let digits = head[..sp].strip_prefix(b"-").unwrap_or(&head[..sp]);
+    (!digits.is_empty() && digits.iter().all(u8::is_ascii_digit)).then_some(sp + 1)
+}
+
+/// A list-per-priority entry: `score`, a space, the record.
+pub fn scored_entry(score: &[u8], record: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(score.len() + 1 + record.len());
+    v.extend_from_slice(score);
+    v.push(b' ');
+    v.extend_from_slice(record);
+    v
 }
 
 /// Python's `json.dumps(value, ensure_ascii=True)` text, compact (`,` and `:`) or with
@@ -344,5 +368,24 @@ mod tests {
         assert!(decode_native(b"").is_err());
         assert!(decode_native(b"\x80\x04\x95pickle").is_err());
         assert!(decode_native(b"0000000000000001\x09newer").is_err());
+        // Behind its score in a list per priority.
+        for score in ["0", "-3", "12", "-9223372036854775808"] {
+            let e = scored_entry(score.as_bytes(), &m[16..]);
+            assert_eq!(
+                decode_native(&e).expect("decodes").url().as_str(),
+                "http://h/",
+                "{score}"
+            );
+        }
+        let e = scored_entry(b"0", &m);
+        assert_eq!(
+            decode_native(&e).expect("decodes").url().as_str(),
+            "http://h/",
+            "a score and a sequence prefix"
+        );
+        for broken in ["- ", "3x ", " "] {
+            let e = scored_entry(broken.trim_end().as_bytes(), &m[16..]);
+            assert!(decode_native(&e).is_err(), "{broken:?}");
+        }
     }
 }

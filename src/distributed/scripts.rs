@@ -8,7 +8,9 @@
 //! so they run on a single Redis server or a primary, not on Redis Cluster.
 //!
 //! Lease values are `"<score> <member>"` for a priority queue and `"L <member>"` for
-//! a list, enough to put the entry back where it was, keyed by `<token>:<i>`: the pop's
+//! a list, enough to put the entry back where it was (an entry of a list per priority
+//! is `"<score> <record>"` already, and is its own lease value), keyed by
+//! `<token>:<i>`: the pop's
 //! token (unique within the worker, whose lease hash it is) and the entry's place in
 //! the pop's reply, which the worker knows without hashing the entry, and which no
 //! other entry can share — not one written by hand, not one numbered again by a
@@ -54,13 +56,23 @@ local function plist(q, score)
   return q .. ':p:' .. score
 end
 local function requeue(q, mode, value)
-  local sp = string.find(value, ' ', 1, true)
-  if not sp then return 0 end
-  local score = string.sub(value, 1, sp - 1)
-  local member = string.sub(value, sp + 1)
-  if score == 'L' and (mode == 'z' or mode == 'p') then score = '0' end
+  local score, member
+  if mode == 'p' and string.byte(value, 1) == 1 then
+    -- A bare record (a list's entry from before scores led them): priority 0.
+    score, member = '0', value
+  else
+    local sp = string.find(value, ' ', 1, true)
+    if not sp then return 0 end
+    score = string.sub(value, 1, sp - 1)
+    member = string.sub(value, sp + 1)
+    if mode == 'p' then
+      -- A list's entry is `<score> <record>`, the lease value itself.
+      if score == 'L' or not tonumber(score) then score = '0' else member = value end
+    elseif score == 'L' and mode == 'z' then
+      score = '0'
+    end
+  end
   if mode == 'p' then
-    if not tonumber(score) then score = '0' end
     fix_type(plist(q, score), 'list')
     redis.call('LPUSH', plist(q, score), member)
     redis.call('ZADD', q, score, score)
@@ -408,7 +420,9 @@ if redis.call('HGET', last, 'token') == token then
   for i = 1, tonumber(redis.call('HGET', last, 'n')) or 0 do
     local v = redis.call('HGET', mine, token .. ':' .. i)
     local m = false
-    if v then
+    if v and mode == 'p' then
+      m = v
+    elseif v then
       local sp = string.find(v, ' ', 1, true)
       if sp then m = string.sub(v, sp + 1) end
     end
@@ -473,7 +487,8 @@ else
             redis.call('DEL', key)
             redis.call('ZREM', q, score)
           end
-          for _, m in ipairs(got) do take(score .. ' ' .. m, m) end
+          -- The entry (`<score> <record>`) is its lease value.
+          for _, m in ipairs(got) do take(m, m) end
           taken = taken + #got
         end
       end

@@ -14,7 +14,7 @@ use super::{Lease, prefilter};
 use crate::client::redis::handle::Topology;
 use crate::client::redis::{ReplyError, Value};
 use crate::defer::{Deferred, Failure};
-use crate::distributed::codec::{decode_compat, decode_native};
+use crate::distributed::codec::{decode_compat, decode_native, scored_entry};
 use crate::util::from_hex;
 
 impl Inner {
@@ -297,10 +297,23 @@ impl Inner {
             argv.extend([*score, n.as_bytes()]);
         }
         let fps = self.wire_fingerprints(k, &enq);
-        for (e, fp) in enq.iter().zip(&fps) {
+        // A list per priority holds its entries behind their score: a popped entry is
+        // its own lease value, which puts it back in its list.
+        let scored = self.config.queue.get() == "p" && self.config.layout == Layout::Native;
+        let payloads: Vec<Cow<'_, [u8]>> = enq
+            .iter()
+            .map(|e| {
+                if scored {
+                    Cow::Owned(scored_entry(&e.args[2], &e.args[3]))
+                } else {
+                    Cow::Borrowed(e.args[3].as_slice())
+                }
+            })
+            .collect();
+        for ((e, fp), payload) in enq.iter().zip(&fps).zip(&payloads) {
             // An empty fingerprint: not checked (`dont_filter`).
             let fp: &[u8] = if checked(e) { fp } else { b"" };
-            argv.extend([fp, &e.args[3]]);
+            argv.extend([fp, payload]);
         }
         let d = client(self).eval(
             &scripts.enqueue,
