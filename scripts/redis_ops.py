@@ -41,9 +41,13 @@ rc = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(rc)
 
 
+# The scripts' source (another commit's copy for comparisons).
+SCRIPTS_RS = os.path.join(HERE, "..", "src", "distributed", "scripts.rs")
+
+
 def script(name):
     """A script's Lua text as `scripts.rs` builds it (the prelude, then the body)."""
-    src = open(os.path.join(HERE, "..", "src", "distributed", "scripts.rs")).read()
+    src = open(SCRIPTS_RS).read()
 
     def const(n):
         m = re.search(r'const %s: &str = r"\n(.*?)\n";' % n, src, re.S)
@@ -54,6 +58,8 @@ def script(name):
     # As `prelude_for` builds it: the prelude's functions the body calls, with the
     # ones they call, in the prelude's order.
     body = const(name)
+    if "fn prelude_for" not in src:
+        return const("PRELUDE") + "\n" + body
     parts = [p for p in ("\n" + const("PRELUDE")).split("\nlocal function ") if p.strip()]
     names = [p.split("(")[0] for p in parts]
 

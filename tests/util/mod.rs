@@ -6,6 +6,7 @@ pub mod live;
 pub mod media;
 pub mod net;
 pub mod process;
+pub mod redis;
 
 use std::cell::RefCell;
 use std::sync::Once;

@@ -1,0 +1,128 @@
+//! Helpers for the tests that talk to a Redis server: replies read, and the
+//! scheduler's own scripts (`ENQUEUE`, `POP`, `CLOSE`) run as a worker would.
+
+use trawl::client::redis::Value;
+use trawl::crawl::record;
+use trawl::crawl::request::Request;
+use trawl::distributed::scrapy_redis_fingerprint;
+use trawl::distributed::scripts::scripts;
+use trawl::testing::RedisServer;
+
+/// A redis-server of the test's own.
+pub fn redis() -> RedisServer {
+    RedisServer::start().expect("redis-server is needed for this test")
+}
+
+/// An integer reply.
+pub fn int(v: Value) -> i64 {
+    v.as_int().expect("an integer reply")
+}
+
+/// An array reply of strings.
+pub fn strings(v: Value) -> Vec<Vec<u8>> {
+    v.as_array()
+        .expect("an array reply")
+        .iter()
+        .map(|x| x.as_bytes().expect("bulk").to_vec())
+        .collect()
+}
+
+/// The `POP` script on queue `q` (lists per priority) as worker `me`.
+pub fn pop_as_me(srv: &RedisServer, token: &str, n: &str) -> Value {
+    srv.call(&[
+        "EVAL",
+        scripts().pop.source(),
+        "4",
+        "q",
+        "q:workers",
+        "q:leases:me",
+        "q:meta",
+        "p",
+        n,
+        "me",
+        "60000",
+        "q:leases:",
+        token,
+    ])
+    .expect("pop")
+}
+
+/// The `CLOSE` script on queue `q` as worker `me` (persisting: the queue stays).
+pub fn close_as_me(srv: &RedisServer) -> Value {
+    srv.call(&[
+        "EVAL",
+        scripts().close.source(),
+        "5",
+        "q:workers",
+        "q:leases:me",
+        "q",
+        "q-df",
+        "q:meta",
+        "me",
+        "1",
+        "p",
+        "q:leases:",
+        "0",
+    ])
+    .expect("close")
+}
+
+/// The entries in a priority queue's lists (counted, not read from its counter).
+pub fn queue_len(srv: &RedisServer, queue: &str) -> i64 {
+    strings(srv.call(&["ZRANGE", queue, "0", "-1"]).expect("zrange"))
+        .iter()
+        .map(|p| {
+            let list = format!("{queue}:p:{}", String::from_utf8_lossy(p));
+            int(srv.call(&["LLEN", &list]).expect("llen"))
+        })
+        .sum()
+}
+
+pub fn s(srv: &RedisServer, args: &[&str]) -> String {
+    match srv.call(args).expect("call") {
+        Value::Nil => String::new(),
+        v => String::from_utf8_lossy(v.as_bytes().expect("a string reply")).into_owned(),
+    }
+}
+
+/// Enqueues `requests` with trawl's own enqueue script, as a worker would.
+pub fn enqueue(srv: &RedisServer, queue: &str, requests: &[Request]) -> Value {
+    enqueue_as(srv, queue, "p", requests)
+}
+
+/// Enqueues `requests` into a queue of the scripts' `mode`.
+pub fn enqueue_as(srv: &RedisServer, queue: &str, mode: &str, requests: &[Request]) -> Value {
+    let script = scripts().enqueue.source().to_owned();
+    let mut args: Vec<Vec<u8>> = vec![
+        b"EVAL".to_vec(),
+        script.into_bytes(),
+        b"3".to_vec(),
+        queue.as_bytes().to_vec(),
+        format!("{}-df", queue).into_bytes(),
+        format!("{queue}:meta").into_bytes(),
+        mode.as_bytes().to_vec(),
+        b"native".to_vec(),
+        b"set".to_vec(),
+    ];
+    // One priority group per request (the worker sends one per priority).
+    args.push(requests.len().to_string().into_bytes());
+    for r in requests {
+        args.push((-i64::from(r.priority())).to_string().into_bytes());
+        args.push(b"1".to_vec());
+    }
+    for r in requests {
+        args.push(if r.dont_filter() {
+            Vec::new()
+        } else {
+            scrapy_redis_fingerprint(r).into_bytes()
+        });
+        // A list per priority holds `<score> <record>`, as the worker sends it.
+        let mut entry = Vec::new();
+        if mode == "p" {
+            entry = format!("{} ", -i64::from(r.priority())).into_bytes();
+        }
+        entry.extend(record::encode(r));
+        args.push(entry);
+    }
+    srv.call(&args).expect("enqueue script")
+}
