@@ -131,19 +131,20 @@ fn a_pop_goes_alone_while_the_queue_holds_enough_and_writes_keep_to_the_flush_de
         (enqueues, pops(&srv), r.seconds)
     };
     let (unbatched, pops0, _) = fleet(0.0);
-    let (batched, pops_batched, seconds) = fleet(0.2);
+    let (batched, pops_batched, seconds) = fleet(1.0);
     eprintln!(
         "{} pages: {unbatched} enqueues and {pops0} pops with no delay; {batched} enqueues \
-         and {pops_batched} pops within 200 ms ({seconds:.2} s)",
+         and {pops_batched} pops within 1 s ({seconds:.2} s)",
         SITE.pages
     );
-    // With no delay every flush carries the writes; within 200 ms the pops go alone
-    // while the queue holds what they ask for, and the writes follow their delay (or
-    // go with a pop once the queue runs short).
+    // With no delay every flush carries the writes; within 1 s (a delay a slow
+    // machine's run does not approach between pops) the pops go alone while the queue
+    // holds what they ask for, and the writes follow their delay (or go with a pop
+    // once the queue runs short).
     assert!(unbatched * 2 > pops0, "{unbatched} enqueues, {pops0} pops");
     assert!(
         batched * 3 < pops_batched,
-        "{batched} enqueues for {pops_batched} pops within 200 ms"
+        "{batched} enqueues for {pops_batched} pops within 1 s"
     );
 }
 
