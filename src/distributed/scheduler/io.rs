@@ -1,7 +1,8 @@
 //! The scheduler's side of the conversation with Redis: batching enqueues, acks and
 //! quarantined entries into flushes (within `REDIS_FLUSH_DELAY`, or with a pop the
-//! buffer needs when the queue it pops from ran short), pops and what their replies mean (leases, re-queued work, bad
-//! entries, the idle state, a lost database), the poll timer and the heartbeat.
+//! buffer needs when the queue it pops from ran short), pops and what their replies
+//! mean (leases, re-queued work, bad entries, the idle state, a lost database), the
+//! poll timer and the heartbeat.
 
 use std::borrow::Cow;
 use std::rc::Rc;
@@ -132,19 +133,25 @@ impl Inner {
             }
             st.flush_seq += 1;
             let seq = st.flush_seq;
-            let pop_now = !st.pop_inflight && st.pop_wanted;
+            let pop = if st.pop_inflight || !std::mem::take(&mut st.pop_wanted) {
+                None
+            } else {
+                st.pop_inflight = true;
+                Some(self.config.prefetch.saturating_sub(st.buffer.len()))
+            };
             let writes = !st.enq.is_empty()
                 || !st.acks.is_empty()
                 || !st.ready_acks.is_empty()
                 || !st.bad.is_empty();
             let now = self.reactor.seconds();
             let writes_due = st.writes_sent_at + self.config.flush_delay;
-            if pop_now && writes && now < writes_due && self.pop_goes_alone(&st) {
+            if let Some(n) = pop
+                && writes
+                && now < writes_due
+                && pop_goes_alone(&st, n)
+            {
                 // The pop alone: the writes wait for their flush (within
                 // `REDIS_FLUSH_DELAY` of the last one), fewer and larger batches.
-                st.pop_wanted = false;
-                st.pop_inflight = true;
-                let n = self.config.prefetch.saturating_sub(st.buffer.len());
                 drop(st);
                 self.schedule_flush_in(writes_due - now);
                 self.send_pop(n, seq);
@@ -152,20 +159,12 @@ impl Inner {
             }
             if writes {
                 st.writes_sent_at = now;
+                st.mutation_seq = seq;
             }
             let enq = std::mem::take(&mut st.enq);
             let acks = std::mem::take(&mut st.acks);
             let ready = std::mem::take(&mut st.ready_acks);
             let bad = std::mem::take(&mut st.bad);
-            if !enq.is_empty() || !acks.is_empty() || !bad.is_empty() || !ready.is_empty() {
-                st.mutation_seq = seq;
-            }
-            let pop = if st.pop_inflight || !std::mem::take(&mut st.pop_wanted) {
-                None
-            } else {
-                st.pop_inflight = true;
-                Some(self.config.prefetch.saturating_sub(st.buffer.len()))
-            };
             (enq, acks, ready, bad, pop, seq)
         };
         let shards = self.shards.borrow().clone();
@@ -215,17 +214,6 @@ impl Inner {
         if let Some(n) = pop {
             self.send_pop(n, seq);
         }
-    }
-
-    /// Whether a pop may go without this worker's pending writes: the buffer is not
-    /// empty and the shard the pop goes to held at least what it asks for at the last
-    /// pop (a worker short of work sends what it enqueued with its pop: it may be
-    /// what the pop finds).
-    fn pop_goes_alone(&self, st: &super::State) -> bool {
-        let n = self.config.prefetch.saturating_sub(st.buffer.len());
-        let shards = st.remote.len().max(1);
-        let next = st.remote.get(st.next_shard % shards).copied().flatten();
-        st.empty_streak == 0 && next.is_some_and(|r| r.qlen >= n as i64)
     }
 
     /// One `ENQUEUE` per shard that has requests (the only one on a single server):
@@ -939,4 +927,12 @@ impl Inner {
         st.prefilter.waiters.push(d.clone());
         d
     }
+}
+
+/// Whether a pop of `n` may go without this worker's pending writes: the shard it goes
+/// to held at least `n` at the last pop, and that pop found something (a worker short
+/// of work sends what it enqueued with its pop: it may be what the pop finds).
+fn pop_goes_alone(st: &super::State, n: usize) -> bool {
+    let next = st.remote.get(st.next_shard % st.remote.len().max(1));
+    st.empty_streak == 0 && next.copied().flatten().is_some_and(|r| r.qlen >= n as i64)
 }
