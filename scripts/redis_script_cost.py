@@ -145,6 +145,10 @@ def main():
         for _ in range(calls):
             enqueue(r, sha, 16)
 
+    # A pop's leases are one field (its token) since the scripts use cmsgpack; one
+    # field per entry (`<token>:<place>`) before.
+    one_field = "cmsgpack" in pop_src
+
     def pops(n, ack):
         def work(r):
             filled(r)
@@ -152,9 +156,14 @@ def main():
             for w in range(16):
                 r.call("ZADD", "q:workers", 10**14, f"w{w + 2}")
             for t in range(calls):
+                # A pop that does not renew the worker's deadline, as most do (a
+                # heartbeat, n = 0, always renews; scripts before ignore the flag).
                 got = r.call("EVALSHA", sha, 4, "q", "q:workers", "q:leases:w1", "q:meta",
-                             "p", n, "w1", 60000, "q:leases:", str(t + 1), 0)
-                fields = [f"{t + 1}:{i}" for i in range(1, len(got) - 3)]
+                             "p", n, "w1", 60000, "q:leases:", str(t + 1), 0, 0)
+                if one_field:
+                    fields = [str(t + 1)] if len(got) > 4 else []
+                else:
+                    fields = [f"{t + 1}:{i}" for i in range(1, len(got) - 3)]
                 if ack and fields:
                     r.call("HDEL", "q:leases:w1", *fields)
         return work

@@ -481,7 +481,10 @@ fn three_workers_crawl_3000_pages_over_the_cluster_and_one_is_killed() {
             .map(|v| String::from_utf8_lossy(v.as_bytes().expect("bulk")).into_owned())
             .find(|id| id.split(':').nth(1) == Some(pid.as_str()))
             .expect("the killed worker is registered in every shard");
-        held += int(call(&c, &["HLEN", &format!("{q}:leases:{id}")]));
+        let leases = format!("{q}:leases:{id}");
+        held += int(owner(&c, &leases)
+            .call(&["EVAL", util::redis::LEASES_HELD, "1", &leases])
+            .expect("a reply"));
         call(&c, &["ZADD", &workers_key, "XX", "CH", "0", &id]);
     }
     for w in workers {

@@ -103,10 +103,11 @@ fn a_throttled_fleet_pops_below_low_water_and_batches_its_writes() {
     );
 }
 
-/// The `POP` calls a server answered: each one that is not a replay looks for the
-/// workers whose leases ran out (`ZRANGEBYSCORE`), which no other script does.
+/// The `POP` calls a server answered: each one first asks whether the crawl is
+/// recorded (`HEXISTS` of its meta hash), which the other scripts do not (but `OPEN`
+/// and `SEED_MARK`, once per worker).
 fn pops(srv: &RedisServer) -> i64 {
-    srv.info_count("commandstats", "zrangebyscore")
+    srv.info_count("commandstats", "hexists")
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! The scheduler's scripts driven directly against a real Redis server: `ENQUEUE`'s
 //! priority groups and the order of its answers, the lists per priority (their count,
 //! leases taken back at the head, entries from before scores led them), a pop sent
-//! twice, and keys of the wrong type repaired where a command meets them.
+//! twice and its acknowledgements, a pop that renews and reaps only when asked, and
+//! keys of the wrong type repaired where a command meets them.
 
 mod util;
 
@@ -10,7 +11,9 @@ use trawl::crawl::record;
 use trawl::crawl::request::Request;
 use trawl::distributed::scripts::scripts;
 use util::live::get;
-use util::redis::{close_as_me, enqueue, int, pop_as_me, queue_len, redis, s, strings};
+use util::redis::{
+    close_as_me, enqueue, int, pop_as_me, pop_as_me_with, queue_len, redis, s, strings,
+};
 
 /// The lists' bookkeeping: leases go back to the head of their priority's list, the
 /// count in the meta hash follows every push and pop, and a count that disagrees
@@ -179,47 +182,44 @@ fn priority_lists_keep_their_count_and_take_leases_back_at_the_head() {
 }
 
 /// A pop whose reply was lost (the connection died after the server ran it) is sent
-/// again with the same token: it must return the same entries, not lease more.
+/// again with the same token: it must return the same entries, not lease more. A
+/// pop's leases are one field; the places acknowledged are marked beside it, and a
+/// stopping worker puts back only the others.
 #[test]
-fn a_pop_sent_twice_leases_once() {
+fn a_pop_sent_twice_leases_once_and_its_acknowledged_places_stay_done() {
     let srv = redis();
-    let reqs: Vec<Request> = (1..=4)
+    let reqs: Vec<Request> = (1..=6)
         .map(|i| get(&format!("http://h.test/{i}")))
         .collect();
     enqueue(&srv, "q", &reqs);
     srv.call(&["HSET", "q:meta", "created", "1"]).expect("meta");
     let pop = |token: &str, n: &str| pop_as_me(&srv, token, n);
     let entries = |v: &Value| v.as_array().expect("array")[4..].to_vec();
+    let keys = || {
+        let mut f = strings(srv.call(&["HKEYS", "q:leases:me"]).expect("hkeys"));
+        f.sort();
+        f
+    };
     let first = pop("7", "2");
     let again = pop("7", "2");
     assert_eq!(entries(&first).len(), 2);
     assert_eq!(entries(&again), entries(&first));
-    assert_eq!(int(srv.call(&["HLEN", "q:leases:me"]).expect("hlen")), 2);
-    assert_eq!(queue_len(&srv, "q"), 2);
+    assert_eq!(queue_len(&srv, "q"), 4);
     // A new token pops on.
     let next = pop("8", "2");
     assert_eq!(entries(&next).len(), 2);
     assert_ne!(entries(&next), entries(&first));
-    assert_eq!(int(srv.call(&["HLEN", "q:leases:me"]).expect("hlen")), 4);
-    // A lease's field is the pop's token and the entry's place in its reply.
-    let mut fields = strings(srv.call(&["HKEYS", "q:leases:me"]).expect("hkeys"));
-    fields.sort();
-    assert_eq!(
-        fields,
-        [
-            b"7:1".to_vec(),
-            b"7:2".to_vec(),
-            b"8:1".to_vec(),
-            b"8:2".to_vec()
-        ]
-    );
-    // A replay keeps every entry in its place: a nil where the lease is gone.
-    srv.call(&["HDEL", "q:leases:me", "8:1"]).expect("hdel");
-    let replayed = entries(&pop("8", "2"));
-    assert_eq!(replayed[0], Value::Nil);
-    assert_eq!(replayed[1], entries(&next)[1]);
-    // After a reconnection the worker says which leases it holds: the others go,
-    // except the last pop's (its reply may still be on the way).
+    assert_eq!(queue_len(&srv, "q"), 2);
+    // One field per pop: its token.
+    assert_eq!(keys(), [b"7".to_vec(), b"8".to_vec()]);
+    // A pop sent again after its leases were taken back pops anew.
+    srv.call(&["HDEL", "q:leases:me", "8"]).expect("hdel");
+    let anew = pop("8", "2");
+    assert_eq!(entries(&anew).len(), 2);
+    assert_ne!(entries(&anew), entries(&next));
+    assert_eq!(queue_len(&srv, "q"), 0);
+    // After a reconnection the worker says which pops it holds and the places it
+    // acknowledged: the others go (counted by entry), the marks are written again.
     srv.call(&["HSET", "q:leases:me", "stray", "0 x"])
         .expect("hset");
     let gone = srv
@@ -228,11 +228,66 @@ fn a_pop_sent_twice_leases_once() {
             scripts().reconcile.source(),
             "1",
             "q:leases:me",
-            "7:1",
+            "7",
+            "10",
         ])
         .expect("reconcile");
-    assert_eq!(gone.as_int(), Some(2));
-    let mut fields = strings(srv.call(&["HKEYS", "q:leases:me"]).expect("hkeys"));
-    fields.sort();
-    assert_eq!(fields, [b"7:1".to_vec(), b"8:2".to_vec()]);
+    assert_eq!(
+        gone.as_int(),
+        Some(3),
+        "pop 8's two entries and the stray one"
+    );
+    assert_eq!(keys(), [b"7".to_vec(), b"7:a".to_vec()]);
+    assert_eq!(s(&srv, &["HGET", "q:leases:me", "7:a"]), "10");
+    // Stopping, the worker puts back the place it did not acknowledge, and only it.
+    let closed = close_as_me(&srv);
+    assert_eq!(closed.as_array().expect("array")[0].as_int(), Some(1));
+    assert_eq!(queue_len(&srv, "q"), 1);
+    assert_eq!(entries(&pop("9", "5")), entries(&first)[1..]);
+}
+
+/// A pop renews this worker's deadline and takes back dead workers' leases only when
+/// the worker asks (`renew` 1: a sixth of the lease has passed); a heartbeat always.
+#[test]
+fn a_pop_renews_and_reaps_when_asked_and_a_heartbeat_always() {
+    let srv = redis();
+    let reqs: Vec<Request> = (1..=4)
+        .map(|i| get(&format!("http://h.test/{i}")))
+        .collect();
+    enqueue(&srv, "q", &reqs);
+    srv.call(&["HSET", "q:meta", "created", "1"]).expect("meta");
+    srv.call(&["ZADD", "q:workers", "5", "me", "1", "dead"])
+        .expect("workers");
+    srv.call(&["HSET", "q:leases:dead", "9:1", "0 gone"])
+        .expect("lease");
+    let pop = |token: &str, n: &str, renew: &str| -> Vec<Value> {
+        pop_as_me_with(&srv, token, n, &["0", renew])
+            .as_array()
+            .expect("array")
+            .to_vec()
+    };
+    let deadline = || s(&srv, &["ZSCORE", "q:workers", "me"]);
+    let first = pop("1", "1", "0");
+    assert_eq!(first[0].as_int(), Some(0), "nothing re-queued");
+    assert_eq!(first.len(), 5, "one entry popped");
+    assert_eq!(deadline(), "5", "not renewed");
+    assert_eq!(
+        int(srv.call(&["EXISTS", "q:leases:dead"]).expect("exists")),
+        1
+    );
+    let second = pop("2", "1", "1");
+    assert_eq!(
+        second[0].as_int(),
+        Some(1),
+        "the dead worker's lease re-queued"
+    );
+    assert_ne!(deadline(), "5", "renewed");
+    assert_eq!(
+        int(srv.call(&["EXISTS", "q:leases:dead"]).expect("exists")),
+        0
+    );
+    srv.call(&["ZADD", "q:workers", "5", "me"]).expect("zadd");
+    let beat = pop("3", "0", "0");
+    assert_eq!(beat.len(), 4, "a heartbeat pops nothing");
+    assert_ne!(deadline(), "5", "a heartbeat renews");
 }

@@ -276,14 +276,26 @@ fn a_crawl_follows_a_manual_failover_whose_old_master_becomes_a_replica() {
     ]);
     let fixture = FixtureServer::with_pages(300).expect("fixture server");
     let sentinel_port = g.sentinels[0].port();
+    let replica_port = g.replica.port();
     let mut n = 0;
     let spider = LiveSpider::new(vec![get(&fixture.url("/index.html"))]).follow(move |r| {
         n += 1;
         if n == 30 {
             // The old master stays up and is turned into a replica: its writes are
-            // refused with READONLY until the client asks the sentinels again.
+            // refused with READONLY until the client asks the sentinels again. The
+            // crawl waits here until the replica is promoted (a release build would
+            // otherwise finish on the old master first).
             let s = RedisServer::attach(sentinel_port);
             s.call(&["SENTINEL", "FAILOVER", "m"]).expect("failover");
+            let replica = RedisServer::attach(replica_port);
+            wait_until("the replica promoted", 30, || {
+                replica
+                    .call(&["ROLE"])
+                    .ok()
+                    .and_then(|v| v.as_array().and_then(|a| a.first().cloned()))
+                    .and_then(|v| v.as_bytes().map(<[u8]>::to_vec))
+                    .is_some_and(|role| role == b"master")
+            });
         }
         follow_site(r)
     });

@@ -204,7 +204,12 @@ fn a_worker_killed_mid_crawl_loses_nothing() {
         .find(|id| id.split(':').nth(1) == Some(victim_pid.as_str()))
         .expect("the killed worker is registered");
     let held = redis
-        .call(&["HLEN", &format!("w:requests:leases:{id}")])
+        .call(&[
+            "EVAL",
+            util::redis::LEASES_HELD,
+            "1",
+            &format!("w:requests:leases:{id}"),
+        ])
         .expect("hlen")
         .as_int()
         .expect("int");
@@ -294,7 +299,12 @@ fn each_workers_own_feed_loses_nothing_when_one_is_killed() {
         .find(|id| id.split(':').nth(1) == Some(victim_pid.as_str()))
         .expect("the killed worker is registered");
     let held = redis
-        .call(&["HLEN", &format!("w:requests:leases:{id}")])
+        .call(&[
+            "EVAL",
+            util::redis::LEASES_HELD,
+            "1",
+            &format!("w:requests:leases:{id}"),
+        ])
         .expect("hlen")
         .as_int()
         .expect("int");

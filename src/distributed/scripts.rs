@@ -4,17 +4,20 @@
 //! key's `DUMP` goes to the list `<key>:bad` and the key is deleted (nothing lost; a
 //! user can `RESTORE` it), and the count comes back for the log and the stats.
 //!
-//! Scripts build the per-worker lease keys from a prefix (`<queue>:leases:<worker>`),
-//! so they run on a single Redis server or a primary, not on Redis Cluster.
+//! Scripts build the per-worker lease keys from a prefix (`<queue>:leases:<worker>`);
+//! on a Redis Cluster every key of a shard carries the shard's hash tag, so each
+//! script touches one slot.
 //!
-//! Lease values are `"<score> <member>"` for a priority queue and `"L <member>"` for
-//! a list, enough to put the entry back where it was (an entry of a list per priority
-//! is `"<score> <record>"` already, and is its own lease value), keyed by
-//! `<token>:<i>`: the pop's
-//! token (unique within the worker, whose lease hash it is) and the entry's place in
-//! the pop's reply, which the worker knows without hashing the entry, and which no
-//! other entry can share — not one written by hand, not one numbered again by a
-//! promoted replica that had lost the last sequence numbers.
+//! A pop's leases are one field of the worker's lease hash: `<token>` (the pop's token,
+//! unique within the worker) → a MessagePack array of the entries' lease values in the
+//! order of the pop's reply, so an entry's place is known to the worker without hashing
+//! it, and no other entry can share it. Lease values are `"<score> <member>"` for a
+//! priority queue and `"L <member>"` for a list, enough to put the entry back where it
+//! was (an entry of a list per priority is `"<score> <record>"` already, and is its own
+//! lease value). The worker acknowledges a pop's entries by marking their places in
+//! `<token>:a` (`1` per finished place, the others `0`) and deletes both fields once
+//! every entry is finished; a field `<token>:<place>` holding one lease value (written
+//! before pops kept one field) is still put back when its worker stops.
 //!
 //! Queue modes: `p` (trawl's priority queue: a FIFO list `<queue>:p:<score>` per
 //! priority, the queue key a sorted set of the scores that have one, and the count
@@ -85,14 +88,47 @@ local function requeue(q, mode, value)
   end
   return 1
 end
+local function is_pack(v)
+  local b = string.byte(v, 1)
+  return b ~= nil and ((b >= 0x90 and b <= 0x9f) or b == 0xdc or b == 0xdd)
+end
+local function requeue_leases(q, mode, h)
+  local n = 0
+  local kv = redis.call('HGETALL', h)
+  local marks = {}
+  for i = 1, #kv, 2 do
+    if string.sub(kv[i], -2) == ':a' then marks[string.sub(kv[i], 1, -3)] = kv[i + 1] end
+  end
+  for i = 1, #kv, 2 do
+    local f, v = kv[i], kv[i + 1]
+    if string.sub(f, -2) ~= ':a' then
+      if is_pack(v) then
+        local ok, vals = pcall(cmsgpack.unpack, v)
+        if ok and type(vals) == 'table' then
+          local done = marks[f] or ''
+          for j, e in ipairs(vals) do
+            if string.byte(done, j) ~= 49 and type(e) == 'string' then
+              n = n + requeue(q, mode, e)
+            end
+          end
+        else
+          redis.call('RPUSH', q .. ':bad', v)
+        end
+      else
+        -- One lease value (a field `<token>:<place>`, written before pops kept one).
+        n = n + requeue(q, mode, v)
+      end
+    end
+  end
+  return n
+end
 local function reap(q, mode, workers, prefix, now, me)
   local n = 0
   local dead = redis.call('ZRANGEBYSCORE', workers, '-inf', now, 'LIMIT', 0, 16)
   for _, w in ipairs(dead) do
     if w ~= me then
       local h = prefix .. w
-      local kv = redis.call('HGETALL', h)
-      for i = 2, #kv, 2 do n = n + requeue(q, mode, kv[i]) end
+      n = n + requeue_leases(q, mode, h)
       redis.call('DEL', h, h .. ':last')
       redis.call('ZREM', workers, w)
     end
@@ -383,9 +419,10 @@ return out
 ";
 
 /// `POP`: KEYS queue, workers, this worker's leases, meta; ARGV mode, count, worker,
-/// lease ms, lease key prefix, token, holds (`0` when this worker holds leases).
-/// Renews this worker's deadline, re-queues the leases of workers whose deadline
-/// passed, pops up to `count` entries and leases them (`ZPOPMIN`, Redis 5 or later;
+/// lease ms, lease key prefix, token, holds (`0` when this worker holds leases), renew
+/// (`0`: this worker renewed its deadline here lately). Renews this worker's deadline
+/// and re-queues the leases of workers whose deadline passed (a heartbeat, count 0,
+/// always; a pop when asked), pops up to `count` entries and leases them (`ZPOPMIN`, Redis 5 or later;
 /// mode `p`: from the lowest score's list on, `LRANGE` + `LTRIM`, a drained list's
 /// score leaving the index).
 /// Returns `{-1}` when the meta hash is gone (the database lost the crawl), else
@@ -399,10 +436,10 @@ return out
 /// pop with 256 workers.
 /// With count 0 it is the heartbeat.
 ///
-/// Idempotent: the token and the number of entries popped are kept in
-/// `<leases>:last`, and a pop sent again with the same token (its reply was lost with
-/// the connection) returns the same entries instead of leasing more that the worker
-/// would never see — in their places, a nil where a lease was taken back meanwhile.
+/// Idempotent: a pop sent again with the same token (its reply was lost with the
+/// connection) finds its leases under the token and returns the same entries instead
+/// of leasing more that the worker would never see (if they were taken back
+/// meanwhile, it pops anew).
 const POP: &str = r"
 local q, workers, mine, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local mode, n, me, lease, prefix, token = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5], ARGV[6]
@@ -410,42 +447,45 @@ local mode, n, me, lease, prefix, token = ARGV[1], tonumber(ARGV[2]), ARGV[3], t
 if redis.pcall('HEXISTS', meta, 'created') ~= 1 then
   return {-1}
 end
-local now = now_ms()
-redis.call('ZADD', workers, now + lease, me)
-local last = mine .. ':last'
+-- Renewing is a heartbeat's work; a pop renews when the worker asks (each number
+-- handed to a command costs the server a `%.17g` formatting: pops pass strings).
+local renew = n == 0 or ARGV[8] ~= '0'
+local now = 0
+if renew then
+  now = now_ms()
+  redis.call('ZADD', workers, now + lease, me)
+end
 local out
 local count, more = nil, false
-if redis.call('HGET', last, 'token') == token then
+local held = redis.call('HGET', mine, token)
+if held and is_pack(held) then
+  -- Sent again (its reply was lost with the connection): the same entries.
   out = {0, 0, 0, 0}
-  for i = 1, tonumber(redis.call('HGET', last, 'n')) or 0 do
-    local v = redis.call('HGET', mine, token .. ':' .. i)
-    local m = false
-    if v and mode == 'p' then
-      m = v
-    elseif v then
-      local sp = string.find(v, ' ', 1, true)
-      if sp then m = string.sub(v, sp + 1) end
+  local ok, vals = pcall(cmsgpack.unpack, held)
+  if ok and type(vals) == 'table' then
+    for _, v in ipairs(vals) do
+      local m = false
+      if type(v) == 'string' and mode == 'p' then
+        m = v
+      elseif type(v) == 'string' then
+        local sp = string.find(v, ' ', 1, true)
+        if sp then m = string.sub(v, sp + 1) end
+      end
+      out[#out + 1] = m
     end
-    out[#out + 1] = m
   end
 else
-  local requeued = reap(q, mode, workers, prefix, now, me)
+  local requeued = 0
+  if renew then requeued = reap(q, mode, workers, prefix, now, me) end
   count = queued(meta, mode, requeued)
   -- A pop repairs the queue's type when its first command meets another; a
   -- heartbeat, which pops nothing, checks it.
   local fixed = 0
   if n == 0 then fixed = fix_type(q, qtype(mode)) end
   out = {requeued, 0, 0, 0}
-  local pairs_ = {}
-  local leased = 0
-  local suffix = {}
-  if n > 0 then
-    suffix = {':1', ':2', ':3', ':4', ':5', ':6', ':7', ':8', ':9', ':10', ':11', ':12', ':13', ':14', ':15', ':16'}
-  end
+  local vals = {}
   local function take(value, m)
-    leased = leased + 1
-    pairs_[#pairs_ + 1] = token .. (suffix[leased] or (':' .. leased))
-    pairs_[#pairs_ + 1] = value
+    vals[#vals + 1] = value
     out[#out + 1] = m
   end
   if n > 0 then
@@ -459,7 +499,7 @@ else
     elseif mode == 'p' then
       local taken = 0
       while taken < n do
-        local top = redis.pcall('ZRANGE', q, 0, 0)
+        local top = redis.pcall('ZRANGE', q, '0', '0')
         if top['err'] then
           fixed = fixed + fix_type(q, 'zset')
           top = {}
@@ -474,13 +514,15 @@ else
           fixed = fixed + 1
         else
           local want = n - taken
-          local got = redis.pcall('LRANGE', key, 0, want)
+          local wants = ARGV[2]
+          if taken > 0 then wants = tostring(want) end
+          local got = redis.pcall('LRANGE', key, '0', wants)
           if got['err'] then
             fixed = fixed + fix_type(key, 'list')
             got = {}
           end
           if #got > want then
-            redis.call('LTRIM', key, want, -1)
+            redis.call('LTRIM', key, wants, '-1')
             got[#got] = nil
             more = true
           else
@@ -492,7 +534,11 @@ else
           taken = taken + #got
         end
       end
-      count = queued(meta, mode, -taken) or count
+      if taken > 0 then
+        local t = ARGV[2]
+        if taken < n then t = tostring(taken) end
+        count = redis.call('HINCRBY', meta, 'queued', '-' .. t)
+      end
     else
       for _ = 1, n do
         local m
@@ -505,12 +551,9 @@ else
         take('L ' .. m, m)
       end
     end
-    for i = 1, #pairs_, 1000 do
-      redis.call('HSET', mine, unpack(pairs_, i, math.min(i + 999, #pairs_)))
-    end
+    if #vals > 0 then redis.call('HSET', mine, token, cmsgpack.pack(vals)) end
   end
   out[4] = fixed
-  redis.call('HSET', last, 'token', token, 'n', leased)
 end
 out[2] = qlen(q, mode, meta, count, more)
 if out[2] == 0 and #out == 4 and ARGV[7] ~= '0' then
@@ -529,9 +572,7 @@ return out
 const CLOSE: &str = r"
 local workers, mine, q, df, meta = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local me, persist, mode, prefix, blocks = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
-local kv = redis.call('HGETALL', mine)
-local requeued = 0
-for i = 2, #kv, 2 do requeued = requeued + requeue(q, mode, kv[i]) end
+local requeued = requeue_leases(q, mode, mine)
 if redis.call('TYPE', meta)['ok'] == 'hash' then queued(meta, mode, requeued) end
 redis.call('DEL', mine, mine .. ':last')
 redis.call('ZREM', workers, me)
@@ -549,28 +590,42 @@ end
 return {requeued, live, cleared}
 ";
 
-/// `RECONCILE`: KEYS this worker's leases; ARGV the lease fields it holds. Deletes
-/// every other field except those of its last pop (`<leases>:last`, whose reply may
-/// still be on its way). Returns how many were deleted.
+/// `RECONCILE`: KEYS this worker's leases; ARGV pairs: a pop whose leases this worker
+/// holds (its token) and the places in it acknowledged (`1` per place, as last sent;
+/// empty for none). Deletes every other pop's leases (and fields of one lease, written
+/// before pops kept one field) and writes the held pops' marks again: a failover may
+/// have lost the last acknowledgements. Returns how many leases were deleted.
 const RECONCILE: &str = r"
 local mine = KEYS[1]
-local keep = {}
-for i = 1, #ARGV do keep[ARGV[i]] = true end
-if redis.call('TYPE', mine .. ':last')['ok'] == 'hash' then
-  local last = redis.call('HMGET', mine .. ':last', 'token', 'n')
-  if last[1] then
-    for i = 1, tonumber(last[2]) or 0 do keep[last[1] .. ':' .. i] = true end
-  end
-end
 if redis.call('TYPE', mine)['ok'] ~= 'hash' then return 0 end
+local keep = {}
+for i = 1, #ARGV, 2 do keep[ARGV[i]] = true end
+local kv = redis.call('HGETALL', mine)
 local gone = {}
-for _, f in ipairs(redis.call('HKEYS', mine)) do
-  if not keep[f] then gone[#gone + 1] = f end
+local n = 0
+for i = 1, #kv, 2 do
+  local f, v = kv[i], kv[i + 1]
+  local t = f
+  if string.sub(f, -2) == ':a' then t = string.sub(f, 1, -3) end
+  if not keep[t] then
+    gone[#gone + 1] = f
+    if t == f then
+      local ok, vals = false, nil
+      if is_pack(v) then ok, vals = pcall(cmsgpack.unpack, v) end
+      if ok and type(vals) == 'table' then n = n + #vals else n = n + 1 end
+    end
+  end
 end
 for i = 1, #gone, 1000 do
   redis.call('HDEL', mine, unpack(gone, i, math.min(i + 999, #gone)))
 end
-return #gone
+for i = 1, #ARGV, 2 do
+  local done = ARGV[i + 1] or ''
+  if done ~= '' and redis.call('HEXISTS', mine, ARGV[i]) == 1 then
+    redis.call('HSET', mine, ARGV[i] .. ':a', done)
+  end
+end
+return n
 ";
 
 /// `PUSH_LIST`: KEYS list; ARGV values. `RPUSH` after repairing the key's type.
@@ -760,7 +815,7 @@ pub fn scripts() -> std::rc::Rc<Scripts> {
                 pop: with(POP),
                 close: with(CLOSE),
                 push_list: with(PUSH_LIST),
-                reconcile: Script::new(RECONCILE),
+                reconcile: with(RECONCILE),
                 fetch_start: with(FETCH_START),
                 bloom: with(BLOOM),
                 seed: with(SEED),

@@ -29,9 +29,16 @@ pub fn strings(v: Value) -> Vec<Vec<u8>> {
 
 /// The `POP` script on queue `q` (lists per priority) as worker `me`.
 pub fn pop_as_me(srv: &RedisServer, token: &str, n: &str) -> Value {
-    srv.call(&[
+    pop_as_me_with(srv, token, n, &[])
+}
+
+/// `pop_as_me` with `POP`'s optional arguments: holds (`0` when the worker holds
+/// leases), renew (`0`: the worker renewed its deadline lately).
+pub fn pop_as_me_with(srv: &RedisServer, token: &str, n: &str, extra: &[&str]) -> Value {
+    let source = scripts().pop.source().to_owned();
+    let mut args = vec![
         "EVAL",
-        scripts().pop.source(),
+        &source,
         "4",
         "q",
         "q:workers",
@@ -43,8 +50,9 @@ pub fn pop_as_me(srv: &RedisServer, token: &str, n: &str) -> Value {
         "60000",
         "q:leases:",
         token,
-    ])
-    .expect("pop")
+    ];
+    args.extend_from_slice(extra);
+    srv.call(&args).expect("pop")
 }
 
 /// The `CLOSE` script on queue `q` as worker `me` (persisting: the queue stays).
@@ -126,3 +134,29 @@ pub fn enqueue_as(srv: &RedisServer, queue: &str, mode: &str, requests: &[Reques
     }
     srv.call(&args).expect("enqueue script")
 }
+
+/// A Lua script counting the leases a worker's lease hash (KEYS[1]) holds: the entries
+/// of each pop's field (a MessagePack array) not marked finished in `<token>:a`, and a
+/// field of one lease value as one.
+pub const LEASES_HELD: &str = r"
+local kv = redis.call('HGETALL', KEYS[1])
+local marks = {}
+for i = 1, #kv, 2 do
+  if string.sub(kv[i], -2) == ':a' then marks[string.sub(kv[i], 1, -3)] = kv[i + 1] end
+end
+local n = 0
+for i = 1, #kv, 2 do
+  if string.sub(kv[i], -2) ~= ':a' then
+    local ok, vals = pcall(cmsgpack.unpack, kv[i + 1])
+    if ok and type(vals) == 'table' then
+      local done = marks[kv[i]] or ''
+      for j = 1, #vals do
+        if string.byte(done, j) ~= 49 then n = n + 1 end
+      end
+    else
+      n = n + 1
+    end
+  end
+end
+return n
+";

@@ -169,7 +169,7 @@ impl Inner {
         };
         let shards = self.shards.borrow().clone();
         if !ready.is_empty() {
-            ack(client(self), &shards, &ready);
+            self.ack(&shards, &ready);
         }
         if !enq.is_empty() {
             self.send_enqueues(enq);
@@ -178,7 +178,7 @@ impl Inner {
             let mut rpush: Vec<&[u8]> = vec![b"RPUSH", keys.bad.as_bytes()];
             rpush.extend(
                 bad.iter()
-                    .filter(|((s, _), _)| *s == k)
+                    .filter(|((s, _, _), _)| *s == k)
                     .map(|(_, m)| m.as_slice()),
             );
             if rpush.len() > 2 {
@@ -207,7 +207,7 @@ impl Inner {
             acks
         };
         if !acks.is_empty() || !bad.is_empty() {
-            let mut done: Vec<(usize, String)> = acks;
+            let mut done: Vec<Lease> = acks;
             done.extend(bad.into_iter().map(|(lease, _)| lease));
             self.send_acks(done);
         }
@@ -397,14 +397,21 @@ impl Inner {
     pub(super) fn send_pop(&self, n: usize, seq: u64) {
         let scripts = crate::distributed::scripts::scripts();
         let shards = self.shards.borrow().clone();
-        let (shard, holds) = {
+        let now = self.reactor.seconds();
+        let (shard, holds, renew) = {
             let mut st = self.st.borrow_mut();
             let k = st.next_shard % shards.len();
             st.next_shard = (k + 1) % shards.len();
             // Holding a lease, this worker knows the crawl is not idle: the script
             // need not count everybody's.
             let holds = !st.leases.is_empty() || !st.buffer.is_empty();
-            (k, if holds { "0" } else { "1" })
+            let renew = renew_due(&mut st.renewed_at, k, now, self.config.lease_ms, n);
+            st.pop_token = Some((k, seq));
+            (
+                k,
+                if holds { "0" } else { "1" },
+                if renew { "1" } else { "0" },
+            )
         };
         let keys = &shards[shard];
         let count = n.to_string();
@@ -421,6 +428,7 @@ impl Inner {
                 &keys.lease_prefix,
                 &token,
                 holds,
+                renew,
             ],
         );
         let me = self.me.clone();
@@ -433,7 +441,11 @@ impl Inner {
     }
 
     pub(super) fn popped(&self, seq: u64, shard: usize, r: Result<Value, Failure>) {
-        self.st.borrow_mut().pop_inflight = false;
+        {
+            let mut st = self.st.borrow_mut();
+            st.pop_inflight = false;
+            st.pop_token = None;
+        }
         let shards = self.shards.borrow().clone();
         let keys = &shards[shard];
         let values = match r {
@@ -474,11 +486,17 @@ impl Inner {
         let mut bad = 0;
         {
             let mut st = self.st.borrow_mut();
-            // A lease's field is the pop's token and the entry's place in the reply
-            // (a nil holds the place of a lease taken back before a replayed pop).
+            // A lease is the pop's token and the entry's place in the reply (a nil,
+            // a lease value the script could not read, holds its place).
+            let places = values.len().saturating_sub(4);
+            let mut empty = Vec::new();
             for (place, v) in values.into_iter().skip(4).enumerate() {
-                let Value::Bulk(member) = v else { continue };
-                let field = format!("{seq}:{}", place + 1);
+                let place = place + 1;
+                let Value::Bulk(member) = v else {
+                    empty.push(place);
+                    continue;
+                };
+                let field = (shard, seq, place as u32);
                 let decoded = match self.config.layout {
                     Layout::Native => decode_native(&member),
                     Layout::ScrapyRedis => decode_compat(&member),
@@ -486,7 +504,7 @@ impl Inner {
                 match decoded {
                     Ok(mut req) => {
                         req.meta_mut().remove(LEASE_META);
-                        st.buffer.push_back((req, (shard, field)));
+                        st.buffer.push_back((req, field));
                         got += 1;
                     }
                     Err(e) => {
@@ -497,11 +515,12 @@ impl Inner {
                             keys.queue,
                             keys.bad
                         );
-                        st.bad.push(((shard, field), member));
+                        st.bad.push((field, member));
                         bad += 1;
                     }
                 }
             }
+            st.book.popped(shard, seq, places, &empty);
             if let Some(r) = st.remote.get_mut(shard) {
                 *r = Some(Remote { seq, qlen, leased });
             }
@@ -654,31 +673,14 @@ impl Inner {
     /// worker lives, and the crawl would never look idle.
     pub(super) fn reconcile_leases(&self) {
         let shards = self.shards.borrow().clone();
-        let mut held: Vec<Vec<String>> = vec![Vec::new(); shards.len()];
-        {
-            // Held too: acknowledgements not sent yet — waiting for the next flush, for
-            // a prefilter's reply (their outputs' enqueue goes then) or for a cluster's
-            // barrier — and those withheld: deleting them now would acknowledge before
-            // the outputs are stored.
+        // Held: every pop with a place not acknowledged to the server yet — waiting
+        // for the next flush, for a prefilter's reply (their outputs' enqueue goes
+        // then) or for a cluster's barrier, or withheld: deleting them now would
+        // acknowledge before the outputs are stored — and the pop in flight.
+        let held = {
             let st = self.st.borrow();
-            let waiting = st
-                .acks
-                .iter()
-                .chain(st.ready_acks.iter())
-                .chain(st.withheld.iter())
-                .chain(st.barrier_acks.values().flatten())
-                .chain(st.prefilter.held.iter().flat_map(|(_, l)| l.iter()));
-            for (k, f) in st
-                .leases
-                .values()
-                .chain(st.buffer.iter().map(|(_, l)| l))
-                .chain(waiting)
-            {
-                if let Some(h) = held.get_mut(*k) {
-                    h.push(f.clone());
-                }
-            }
-        }
+            st.book.held(shards.len(), st.pop_token)
+        };
         let scripts = crate::distributed::scripts::scripts();
         for (keys, held) in shards.iter().zip(held) {
             let stats = self.stats.clone();
@@ -705,27 +707,6 @@ impl Inner {
 }
 
 /// `HDEL`s the finished leases from this worker's lease hash in each shard.
-pub(super) fn ack(
-    handle: &crate::client::redis::handle::RedisHandle,
-    shards: &[Keys],
-    done: &[(usize, String)],
-) {
-    for (k, keys) in shards.iter().enumerate() {
-        let mut hdel: Vec<&[u8]> = vec![b"HDEL", keys.mine.as_bytes()];
-        hdel.extend(
-            done.iter()
-                .filter(|(s, _)| *s == k)
-                .map(|(_, f)| f.as_bytes()),
-        );
-        if hdel.len() > 2 {
-            let _ = handle.command(&hdel).add_errback(|f| {
-                log::error!("Cannot acknowledge leases: {f}");
-                Ok(Value::Nil)
-            });
-        }
-    }
-}
-
 /// Whether `e` is checked against the dupefilter (not `dont_filter`).
 fn checked(e: &Enqueue) -> bool {
     prefilter::checked(&e.args[0])
@@ -912,7 +893,34 @@ impl Inner {
             });
         } else {
             let shards = self.shards.borrow().clone();
-            ack(client(self), &shards, &done);
+            self.ack(&shards, &done);
+        }
+    }
+
+    /// Sends the acknowledgements of `done` (`LeaseBook::acked`): per shard, the
+    /// marks of pops partly finished, and the deletion of those finished.
+    pub(super) fn ack(&self, shards: &[Keys], done: &[Lease]) {
+        let per_shard = self.st.borrow_mut().book.acked(done, shards.len());
+        for (keys, acks) in shards.iter().zip(per_shard) {
+            if !acks.hset.is_empty() {
+                let mut hset: Vec<&[u8]> = vec![b"HSET", keys.mine.as_bytes()];
+                for (f, marks) in &acks.hset {
+                    hset.push(f.as_bytes());
+                    hset.push(marks);
+                }
+                let _ = client(self).command(&hset).add_errback(|f| {
+                    log::error!("Cannot acknowledge leases: {f}");
+                    Ok(Value::Nil)
+                });
+            }
+            if !acks.hdel.is_empty() {
+                let mut hdel: Vec<&[u8]> = vec![b"HDEL", keys.mine.as_bytes()];
+                hdel.extend(acks.hdel.iter().map(|f| f.as_bytes()));
+                let _ = client(self).command(&hdel).add_errback(|f| {
+                    log::error!("Cannot acknowledge leases: {f}");
+                    Ok(Value::Nil)
+                });
+            }
         }
     }
 
@@ -935,4 +943,37 @@ impl Inner {
 fn pop_goes_alone(st: &super::State, n: usize) -> bool {
     let next = st.remote.get(st.next_shard % st.remote.len().max(1));
     st.empty_streak == 0 && next.copied().flatten().is_some_and(|r| r.qlen >= n as i64)
+}
+
+/// Whether a pop of `n` to `shard` renews this worker's deadline there (and takes back
+/// the leases of workers whose deadline passed): a heartbeat (`n` 0) always does, a pop
+/// once a sixth of the lease has passed since the last renewal sent to the shard —
+/// well inside the deadline, which the heartbeat, every third of the lease, renews
+/// anyway. Marks the renewal as sent.
+fn renew_due(renewed_at: &mut Vec<f64>, shard: usize, now: f64, lease_ms: u64, n: usize) -> bool {
+    if renewed_at.len() <= shard {
+        renewed_at.resize(shard + 1, f64::NEG_INFINITY);
+    }
+    let due = n == 0 || now - renewed_at[shard] >= lease_ms as f64 / 6000.0;
+    if due {
+        renewed_at[shard] = now;
+    }
+    due
+}
+
+#[cfg(test)]
+mod tests {
+    use super::renew_due;
+
+    #[test]
+    fn a_pop_renews_once_a_sixth_of_the_lease_has_passed_and_a_heartbeat_always() {
+        let mut at = Vec::new();
+        // 60 s leases: a renewal is due 10 s after the last one sent to the shard.
+        assert!(renew_due(&mut at, 1, 100.0, 60_000, 16), "never renewed");
+        assert!(!renew_due(&mut at, 1, 109.9, 60_000, 16));
+        assert!(renew_due(&mut at, 0, 109.9, 60_000, 16), "another shard");
+        assert!(renew_due(&mut at, 1, 109.9, 60_000, 0), "a heartbeat");
+        assert!(!renew_due(&mut at, 1, 119.8, 60_000, 16));
+        assert!(renew_due(&mut at, 1, 119.9, 60_000, 16));
+    }
 }

@@ -10,17 +10,19 @@
 //! | `Q` | ZSET (score = −priority) of entries, or LIST (FIFO / LIFO) | the queue (scrapy-redis's layout; FIFO / LIFO queues) |
 //! | `Q:meta` | HASH | `created`, `mode`, `layout`, `seq` (the FIFO sequence), `queued` (entries in the `Q:p:*` lists) |
 //! | `Q:workers` | ZSET | worker id → lease deadline (server ms) |
-//! | `Q:leases:<worker>` | HASH | `<pop token>:<place in the pop>` → `"<score> <entry>"` |
+//! | `Q:leases:<worker>` | HASH | `<pop token>` → its entries' `"<score> <entry>"` (a MessagePack array); `<pop token>:a` → the places acknowledged (`1` each) |
 //! | `Q:bad` | LIST | entries that could not be decoded, `DUMP`s of wrong-typed keys |
 //!
 //! # The lease protocol
 //!
 //! A pop (the `POP` script) moves entries from the queue into the popping worker's
-//! lease hash and renews the worker's deadline, in one step; a worker acknowledges a
-//! request (`HDEL`) once its response and every output of its callback are stored —
-//! the enqueue script calls, the pipeline's `RPUSH`es are issued before the ack on the
-//! same connection. Every pop, and a heartbeat every `REDIS_LEASE_TIMEOUT / 3`, puts
-//! back the leases of workers whose deadline passed. A worker killed mid-crawl thus
+//! lease hash (one field per pop, `leases.rs`), in one step; a worker acknowledges a
+//! request (its place marked, the pop's field deleted with the last) once its response
+//! and every output of its callback are stored — the enqueue script calls, the
+//! pipeline's `RPUSH`es are issued before the ack on the same connection. A heartbeat
+//! every `REDIS_LEASE_TIMEOUT / 3`, and a pop once a sixth of it has passed since the
+//! last, renew the worker's deadline and put back the leases of workers whose deadline
+//! passed. A worker killed mid-crawl thus
 //! loses nothing: what it held is fetched again by another (at most its leases are
 //! fetched twice); an ack after the lease was taken back is a no-op.
 //!
@@ -39,11 +41,13 @@
 //! the spider closes with `redis_data_lost`.
 
 mod io;
+mod leases;
 mod open;
 mod prefilter;
 mod seen;
 mod shards;
 
+use leases::{Lease, LeaseBook};
 pub use seen::{DEFAULT_CACHE as DEFAULT_DUPEFILTER_CACHE, SeenCache};
 use shards::Keys;
 pub use shards::{MAX_SHARDS, shard_of, tag as shard_tag};
@@ -166,9 +170,6 @@ struct Remote {
     leased: i64,
 }
 
-/// A popped entry's shard and lease field.
-type Lease = (usize, String);
-
 #[derive(Default)]
 struct State {
     buffer: VecDeque<(Request, Lease)>,
@@ -196,6 +197,9 @@ struct State {
     raw_fingerprints: Vec<bool>,
     /// The shard the next pop goes to.
     next_shard: usize,
+    /// When this worker's deadline was last renewed in each shard (reactor seconds,
+    /// as sent): a pop renews it again once a sixth of the lease has passed.
+    renewed_at: Vec<f64>,
     /// Pops in a row that found nothing (one per shard before polling slows down).
     empty_streak: usize,
     idle_since: Option<f64>,
@@ -215,6 +219,10 @@ struct State {
     barrier_seq: u64,
     /// Acknowledgements withheld because the outputs could not be written: never sent.
     withheld: Vec<Lease>,
+    /// The pops this worker holds leases from, with their acknowledgements as sent.
+    book: LeaseBook,
+    /// The pop in flight: its shard and token.
+    pop_token: Option<(usize, u64)>,
 }
 
 struct Config {

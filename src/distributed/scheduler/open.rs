@@ -267,7 +267,7 @@ impl Inner {
                 let ready = std::mem::take(&mut me.st.borrow_mut().ready_acks);
                 if !ready.is_empty() {
                     let shards = me.shards.borrow().clone();
-                    super::io::ack(client(&me), &shards, &ready);
+                    me.ack(&shards, &ready);
                 }
                 me.send_close()
             })

@@ -22,10 +22,8 @@
 
 use std::collections::BTreeSet;
 
+use super::leases::Lease;
 use crate::defer::Deferred;
-
-/// A popped entry's shard and lease field (as the scheduler's `Lease`).
-type Lease = (usize, String);
 
 /// The weight of a batch's duplicate share in the running share.
 pub(super) const SHARE_WEIGHT: f64 = 0.2;
