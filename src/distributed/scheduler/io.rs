@@ -450,13 +450,14 @@ impl Inner {
         let keys = &shards[shard];
         let values = match r {
             Ok(Value::Array(a)) => a,
-            Ok(other) => {
-                log::error!("Unexpected reply to a pop from {}: {other:?}", keys.queue);
-                self.poll_later();
-                return;
-            }
-            Err(f) => {
-                log::warn!("Cannot pop from {}: {f}", keys.queue);
+            other => {
+                match other {
+                    Ok(v) => log::error!("Unexpected reply to a pop from {}: {v:?}", keys.queue),
+                    Err(f) => log::warn!("Cannot pop from {}: {f}", keys.queue),
+                }
+                // The pop may have run and its reply been lost: its leases stay on
+                // the server (`RECONCILE` keeps them) until `CLOSE` puts them back.
+                self.st.borrow_mut().unanswered.push((shard, seq));
                 self.poll_later();
                 return;
             }
@@ -676,10 +677,12 @@ impl Inner {
         // Held: every pop with a place not acknowledged to the server yet — waiting
         // for the next flush, for a prefilter's reply (their outputs' enqueue goes
         // then) or for a cluster's barrier, or withheld: deleting them now would
-        // acknowledge before the outputs are stored — and the pop in flight.
+        // acknowledge before the outputs are stored — and the pops in flight or
+        // unanswered.
         let held = {
             let st = self.st.borrow();
-            st.book.held(shards.len(), st.pop_token)
+            st.book
+                .held(shards.len(), st.pop_token.iter().chain(&st.unanswered))
         };
         let scripts = crate::distributed::scripts::scripts();
         for (keys, held) in shards.iter().zip(held) {

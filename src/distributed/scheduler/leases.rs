@@ -110,9 +110,13 @@ impl LeaseBook {
     }
 
     /// `RECONCILE`'s arguments for each of `shards` shards: every pop held, with its
-    /// marks as sent (empty when none was), and `inflight` (a pop whose reply may be on
-    /// its way).
-    pub(super) fn held(&self, shards: usize, inflight: Option<(usize, u64)>) -> Vec<Vec<Vec<u8>>> {
+    /// marks as sent (empty when none was), and the pops `unknown` (in flight, or
+    /// whose reply never came: their leases, if they ran, must stay).
+    pub(super) fn held<'a>(
+        &self,
+        shards: usize,
+        unknown: impl IntoIterator<Item = &'a (usize, u64)>,
+    ) -> Vec<Vec<Vec<u8>>> {
         let mut out: Vec<Vec<Vec<u8>>> = vec![Vec::new(); shards];
         let mut keys: Vec<&(usize, u64)> = self.pops.keys().collect();
         keys.sort_unstable();
@@ -126,12 +130,13 @@ impl LeaseBook {
                 });
             }
         }
-        if let Some((shard, token)) = inflight
-            && !self.pops.contains_key(&(shard, token))
-            && let Some(args) = out.get_mut(shard)
-        {
-            args.push(token.to_string().into_bytes());
-            args.push(Vec::new());
+        for &(shard, token) in unknown {
+            if !self.pops.contains_key(&(shard, token))
+                && let Some(args) = out.get_mut(shard)
+            {
+                args.push(token.to_string().into_bytes());
+                args.push(Vec::new());
+            }
         }
         out
     }
@@ -168,13 +173,13 @@ mod tests {
     }
 
     #[test]
-    fn reconciling_names_every_pop_held_with_its_marks_as_sent_and_the_pop_in_flight() {
+    fn reconciling_names_every_pop_held_with_its_marks_as_sent_and_the_pops_unanswered() {
         let mut b = LeaseBook::default();
         b.popped(0, 3, 2, &[]);
         b.popped(0, 4, 3, &[2]);
         b.popped(0, 5, 0, &[]);
         let _ = b.acked(&[(0, 3, 1)], 1);
-        let held = b.held(1, Some((0, 6)));
+        let held = b.held(1, &[(0, 6), (0, 3)]);
         let want: Vec<Vec<u8>> = vec![
             b"3".to_vec(),
             b"10".to_vec(),

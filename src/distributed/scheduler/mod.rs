@@ -223,6 +223,9 @@ struct State {
     book: LeaseBook,
     /// The pop in flight: its shard and token.
     pop_token: Option<(usize, u64)>,
+    /// Pops that got no reply (an error, the connection lost for good): their leases,
+    /// if they ran, stay for `CLOSE` to put back.
+    unanswered: Vec<(usize, u64)>,
 }
 
 struct Config {
