@@ -88,9 +88,15 @@ local function requeue(q, mode, value)
   end
   return 1
 end
-local function is_pack(v)
+local function pop_leases(v)
+  -- A pop's field: its MessagePack array (nil if unreadable), and true; else nil, false.
   local b = string.byte(v, 1)
-  return b ~= nil and ((b >= 0x90 and b <= 0x9f) or b == 0xdc or b == 0xdd)
+  if not (b ~= nil and ((b >= 0x90 and b <= 0x9f) or b == 0xdc or b == 0xdd)) then
+    return nil, false
+  end
+  local ok, vals = pcall(cmsgpack.unpack, v)
+  if ok and type(vals) == 'table' then return vals, true end
+  return nil, true
 end
 local function requeue_leases(q, mode, h)
   local n = 0
@@ -102,9 +108,9 @@ local function requeue_leases(q, mode, h)
   for i = 1, #kv, 2 do
     local f, v = kv[i], kv[i + 1]
     if string.sub(f, -2) ~= ':a' then
-      if is_pack(v) then
-        local ok, vals = pcall(cmsgpack.unpack, v)
-        if ok and type(vals) == 'table' then
+      local vals, packed = pop_leases(v)
+      if packed then
+        if vals then
           local done = marks[f] or ''
           for j, e in ipairs(vals) do
             if string.byte(done, j) ~= 49 and type(e) == 'string' then
@@ -458,12 +464,13 @@ end
 local out
 local count, more = nil, false
 local held = redis.call('HGET', mine, token)
-if held and is_pack(held) then
+local replayed, packed = nil, false
+if held then replayed, packed = pop_leases(held) end
+if packed then
   -- Sent again (its reply was lost with the connection): the same entries.
   out = {0, 0, 0, 0}
-  local ok, vals = pcall(cmsgpack.unpack, held)
-  if ok and type(vals) == 'table' then
-    for _, v in ipairs(vals) do
+  if replayed then
+    for _, v in ipairs(replayed) do
       local m = false
       if type(v) == 'string' and mode == 'p' then
         m = v
@@ -610,9 +617,8 @@ for i = 1, #kv, 2 do
   if not keep[t] then
     gone[#gone + 1] = f
     if t == f then
-      local ok, vals = false, nil
-      if is_pack(v) then ok, vals = pcall(cmsgpack.unpack, v) end
-      if ok and type(vals) == 'table' then n = n + #vals else n = n + 1 end
+      local vals = pop_leases(v)
+      if vals then n = n + #vals else n = n + 1 end
     end
   end
 end
