@@ -1,7 +1,7 @@
 //! The scheduler's side of the conversation with Redis: batching enqueues, acks and
-//! quarantined entries into flushes (within `REDIS_FLUSH_DELAY`, or with a pop the
-//! buffer needs when the queue it pops from ran short), pops and what their replies
-//! mean (leases, re-queued work, bad entries, the idle state, a lost database), the
+//! quarantined entries into flushes (each shard's when due, with the next pop to it,
+//! `turns.rs`; with a pop the buffer needs when the queue it pops from ran short),
+//! pops and what their replies mean (leases, re-queued work, bad entries, the idle state, a lost database), the
 //! poll timer and the heartbeat.
 
 use std::borrow::Cow;
@@ -65,10 +65,23 @@ impl Inner {
         }
     }
 
-    /// A flush within `REDIS_FLUSH_DELAY`, for what can wait: enqueues above the
-    /// buffer's low-water mark, acknowledgements, quarantined entries.
+    /// A flush for what can wait (enqueues above the buffer's low-water mark,
+    /// acknowledgements, quarantined entries): when the first shard's writes could
+    /// have to go without a pop (`turns.rs`), `REDIS_FLUSH_DELAY` from now at the
+    /// soonest.
     pub(super) fn schedule_flush(&self) {
-        self.schedule_flush_in(self.config.flush_delay);
+        let at = self.writes_deadline();
+        let now = self.reactor.seconds();
+        self.schedule_flush_in((at - now).max(self.config.flush_delay));
+    }
+
+    /// The earliest moment a write arriving now could have to go alone.
+    fn writes_deadline(&self) -> f64 {
+        let n = self.shards.borrow().len().max(1);
+        let st = self.st.borrow();
+        let grace = st.turns.grace(n, self.config.flush_delay);
+        st.turns
+            .earliest_deadline(n, self.config.flush_delay * n as f64, grace)
     }
 
     /// A flush at the latest `delay` seconds from now (an earlier one already due
@@ -122,9 +135,17 @@ impl Inner {
         self.schedule_flush_in(0.0);
     }
 
-    /// Sends the batched enqueues, acks and quarantined entries, then a pop if one is
-    /// wanted: one round trip.
+    /// Sends the writes whose turn it is (`turns.rs`), then a pop if one is wanted: one
+    /// round trip.
     pub(super) fn flush(&self) {
+        self.flush_turn(false);
+    }
+
+    /// A flush; with `all`, of every shard's writes whatever their turn (before
+    /// `CLOSE`).
+    pub(super) fn flush_turn(&self, all: bool) {
+        let n = self.shards.borrow().len().max(1);
+        let interval = self.config.flush_delay * n as f64;
         let (enq, acks, ready, bad, pop, seq) = {
             let mut st = self.st.borrow_mut();
             if !st.opened {
@@ -139,40 +160,74 @@ impl Inner {
                 st.pop_inflight = true;
                 Some(self.config.prefetch.saturating_sub(st.buffer.len()))
             };
-            let writes = !st.enq.is_empty()
-                || !st.acks.is_empty()
-                || !st.ready_acks.is_empty()
-                || !st.bad.is_empty();
-            let now = self.reactor.seconds();
-            let writes_due = st.writes_sent_at + self.config.flush_delay;
-            if let Some(n) = pop
-                && writes
-                && now < writes_due
-                && pop_goes_alone(&st, n)
-            {
-                // The pop alone: the writes wait for their flush (within
-                // `REDIS_FLUSH_DELAY` of the last one), fewer and larger batches.
-                drop(st);
-                self.schedule_flush_in(writes_due - now);
-                self.send_pop(n, seq);
-                return;
+            for e in std::mem::take(&mut st.enq) {
+                let k = if n == 1 {
+                    0
+                } else {
+                    shard_of(shard_key(&e), n)
+                };
+                st.turns.push(k, e.epoch, e);
             }
-            if writes {
-                st.writes_sent_at = now;
+            let other = other_writes(&st, n);
+            let now = self.reactor.seconds();
+            let grace = st.turns.grace(n, self.config.flush_delay);
+            let mut turn = if all {
+                vec![true; n]
+            } else {
+                st.turns.overdue(n, now, interval, grace, &other)
+            };
+            // A pop takes its shard's writes when they are due, or when the worker may
+            // need them (they may be what it pops); alone, they wait: fewer and larger
+            // batches, read by the server in the pop's wake-up.
+            let with_writes = !all
+                && pop.is_some_and(|want| {
+                    let k = st.next_shard % n;
+                    st.turns.waits(k, &other)
+                        && (st.turns.due(k, now, interval, &other) || !pop_goes_alone(&st, want))
+                });
+            if with_writes {
+                turn[st.next_shard % n] = true;
+            }
+            if pop.is_some() {
+                st.turns.popped(now);
+            }
+            let enq = st.turns.take(&turn);
+            let ready = take_turn(&mut st.ready_acks, |l| turn[l.0 % n]);
+            let bad = take_turn(&mut st.bad, |(l, _)| turn[l.0 % n]);
+            for (k, _) in turn.iter().enumerate().filter(|(_, t)| **t) {
+                st.turns.sent(k, now);
+            }
+            // The acknowledgements wait for a flush with writes (not a pop alone).
+            let acks = if pop.is_none() || with_writes || turn.contains(&true) {
+                let taken = std::mem::take(&mut st.acks);
+                st.turns.add_wave(seq, taken);
+                st.turns.release()
+            } else {
+                Vec::new()
+            };
+            if !enq.is_empty() || !ready.is_empty() || !bad.is_empty() || !acks.is_empty() {
                 st.mutation_seq = seq;
             }
-            let enq = std::mem::take(&mut st.enq);
-            let acks = std::mem::take(&mut st.acks);
-            let ready = std::mem::take(&mut st.ready_acks);
-            let bad = std::mem::take(&mut st.bad);
+            // Writes left: a flush when the first cannot wait longer for a pop.
+            let other = other_writes(&st, n);
+            let mut next = st.turns.next_deadline(n, interval, grace, &other);
+            if !st.acks.is_empty() {
+                // Acknowledgements a pop left: a wave by the first deadline.
+                let due = st.turns.earliest_deadline(n, interval, grace);
+                next = Some(next.map_or(due, |d| d.min(due)));
+            }
+            if let Some(due) = next {
+                drop(st);
+                self.schedule_flush_in((due - now).max(0.0));
+            }
             (enq, acks, ready, bad, pop, seq)
         };
         let shards = self.shards.borrow().clone();
         if !ready.is_empty() {
             self.ack(&shards, &ready);
         }
-        if !enq.is_empty() {
-            self.send_enqueues(enq);
+        for (k, batch) in enq {
+            self.send_batch(&shards, k, batch);
         }
         for (k, keys) in shards.iter().enumerate() {
             let mut rpush: Vec<&[u8]> = vec![b"RPUSH", keys.bad.as_bytes()];
@@ -213,30 +268,6 @@ impl Inner {
         }
         if let Some(n) = pop {
             self.send_pop(n, seq);
-        }
-    }
-
-    /// One `ENQUEUE` per shard that has requests (the only one on a single server):
-    /// a request's shard comes from its fingerprint (its URL without one).
-    pub(super) fn send_enqueues(&self, enq: Vec<Enqueue>) {
-        let shards = self.shards.borrow().clone();
-        if shards.len() == 1 {
-            self.send_batch(&shards, 0, enq);
-            return;
-        }
-        let mut groups: Vec<Vec<Enqueue>> = (0..shards.len()).map(|_| Vec::new()).collect();
-        for e in enq {
-            let key = if e.args[1].is_empty() {
-                e.url.as_bytes()
-            } else {
-                e.args[1].as_slice()
-            };
-            groups[shard_of(key, shards.len())].push(e);
-        }
-        for (k, g) in groups.into_iter().enumerate() {
-            if !g.is_empty() {
-                self.send_batch(&shards, k, g);
-            }
         }
     }
 
@@ -533,6 +564,7 @@ impl Inner {
                 .iter()
                 .all(|r| r.is_some_and(|r| r.seq >= mutation && r.qlen == 0 && r.leased == 0));
             let trusted = st.enq.is_empty()
+                && st.turns.is_empty()
                 && st.acks.is_empty()
                 && st.ready_acks.is_empty()
                 && !st.prefilter.busy();
@@ -648,6 +680,7 @@ impl Inner {
         let st = self.st.borrow();
         if !st.buffer.is_empty()
             || !st.enq.is_empty()
+            || !st.turns.is_empty()
             || !st.acks.is_empty()
             || !st.ready_acks.is_empty()
             || st.prefilter.busy()
@@ -709,7 +742,33 @@ impl Inner {
     }
 }
 
-/// `HDEL`s the finished leases from this worker's lease hash in each shard.
+/// What decides a request's shard: its fingerprint (its URL without one).
+fn shard_key(e: &Enqueue) -> &[u8] {
+    if e.args[1].is_empty() {
+        e.url.as_bytes()
+    } else {
+        e.args[1].as_slice()
+    }
+}
+
+/// Which of `n` shards have acknowledgements or quarantined entries waiting.
+fn other_writes(st: &super::State, n: usize) -> Vec<bool> {
+    let mut other = vec![false; n];
+    for &(k, _, _) in st.ready_acks.iter().chain(st.bad.iter().map(|(l, _)| l)) {
+        if let Some(o) = other.get_mut(k) {
+            *o = true;
+        }
+    }
+    other
+}
+
+/// Takes the entries of `v` that `this_turn` picks, keeping the others in order.
+fn take_turn<T>(v: &mut Vec<T>, this_turn: impl Fn(&T) -> bool) -> Vec<T> {
+    let (taken, kept) = std::mem::take(v).into_iter().partition(this_turn);
+    *v = kept;
+    taken
+}
+
 /// Whether `e` is checked against the dupefilter (not `dont_filter`).
 fn checked(e: &Enqueue) -> bool {
     prefilter::checked(&e.args[0])

@@ -28,10 +28,11 @@
 //!
 //! # Talking to Redis without blocking
 //!
-//! Enqueues and acks are batched and sent within `REDIS_FLUSH_DELAY` (20 ms). A pop
-//! goes at once when the local buffer falls below half of `REDIS_PREFETCH`, with the
-//! writes in one round trip when they are due or the queue it pops from ran short,
-//! alone otherwise. `next_request` never waits: it answers from the buffer or says
+//! Enqueues and acks are batched: a shard's writes are due `REDIS_FLUSH_DELAY` (20 ms)
+//! × the shard count after its last ones, then go with the next pop to that shard, or
+//! alone after a grace of two pop rounds (`turns.rs`). A pop goes at once when the
+//! local buffer falls below half of `REDIS_PREFETCH`, with its shard's writes when
+//! they are due or the queue it pops from ran short, alone otherwise. `next_request` never waits: it answers from the buffer or says
 //! `Pending` and wakes the engine when the pop returns. While the queue is empty the
 //! scheduler polls on a timer (10 ms doubling to 1 s), never `BRPOP`.
 //! `has_pending_requests` is true until a pop issued after this worker's last write
@@ -46,6 +47,7 @@ mod open;
 mod prefilter;
 mod seen;
 mod shards;
+mod turns;
 
 use leases::{Lease, LeaseBook};
 pub use seen::{DEFAULT_CACHE as DEFAULT_DUPEFILTER_CACHE, SeenCache};
@@ -161,6 +163,8 @@ struct Enqueue {
     answer: Option<Deferred<bool>>,
     /// The fingerprint's seen-cache key (a request the shared dupefilter checks).
     seen_key: Option<u128>,
+    /// The flush count when it arrived (`turns.rs`).
+    epoch: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -175,7 +179,10 @@ struct State {
     buffer: VecDeque<(Request, Lease)>,
     leases: FxHashMap<u64, Lease>,
     next_lease: u64,
+    /// Requests since the last flush, not yet routed to their shard.
     enq: Vec<Enqueue>,
+    /// Requests and acknowledgements waiting for their shard's turn (`turns.rs`).
+    turns: turns::Turns<Enqueue>,
     acks: Vec<Lease>,
     /// On a cluster: acknowledgements whose outputs are answered, to go with the next
     /// flush's writes.
@@ -187,8 +194,6 @@ struct State {
     pop_inflight: bool,
     pop_wanted: bool,
     flush_seq: u64,
-    /// When the last flush that carried writes went (reactor seconds).
-    writes_sent_at: f64,
     mutation_seq: u64,
     /// What the last pop from each shard said.
     remote: Vec<Option<Remote>>,
@@ -238,8 +243,9 @@ struct Config {
     idle_before_close: f64,
     lease_ms: u64,
     prefetch: usize,
-    /// `REDIS_FLUSH_DELAY`: how long enqueues and acknowledgements may wait for others
-    /// to go in the same round trip (a pop the buffer needs goes at once).
+    /// `REDIS_FLUSH_DELAY`: how long, per shard, enqueues and acknowledgements wait
+    /// for others before they are due to go with the next pop (a pop the buffer needs
+    /// goes at once).
     flush_delay: f64,
     debug: bool,
     /// `REQUEST_FINGERPRINTER_CLASS` (recorded in, and checked against, the meta hash).
@@ -502,7 +508,7 @@ impl Scheduler for RedisScheduler {
         // Acks still batched go first (without a pop: `CLOSE` would put back what it
         // leased).
         i.st.borrow_mut().pop_wanted = false;
-        i.flush();
+        i.flush_turn(true);
         i.st.borrow_mut().closing = true;
         log::debug!("Closing the Redis scheduler ({reason})");
         let closed = i.close_shards();
@@ -587,11 +593,13 @@ impl Scheduler for RedisScheduler {
         };
         {
             let mut st = i.st.borrow_mut();
+            let epoch = st.flush_seq;
             st.enq.push(Enqueue {
                 args: [flag.into(), fp.into_bytes(), score.into_bytes(), payload],
                 url,
                 answer,
                 seen_key,
+                epoch,
             });
             st.idle_since = None;
         }
