@@ -8,7 +8,8 @@
 //! master, and the settings it refuses. A throttled fleet (pages completing one by
 //! one): pops only below the buffer's low-water mark, and `REDIS_FLUSH_DELAY` batching
 //! its writes. A fast fleet: pops that go alone while the queue holds enough, the
-//! writes keeping to `REDIS_FLUSH_DELAY`.
+//! writes keeping to `REDIS_FLUSH_DELAY`. On a cluster each master gets a share of a
+//! fleet's write calls, not as many as one server.
 
 use serde_json::json;
 use trawl::client::redis::Value;
@@ -146,6 +147,35 @@ fn a_pop_goes_alone_while_the_queue_holds_enough_and_writes_keep_to_the_flush_de
     assert!(
         batched * 3 < pops_batched,
         "{batched} enqueues for {pops_batched} pops within 1 s"
+    );
+}
+
+/// The write calls a server answered: the prefilter's `SMISMEMBER`, `ENQUEUE` (the
+/// scripts but `POP`, whose first call is an `HEXISTS`; `OPEN`, `CLOSE` and a
+/// cluster's `RENEW` are a few per worker) and the acknowledgements' `HSET`/`HDEL`.
+fn writes(srv: &RedisServer) -> i64 {
+    let count = |c: &str| srv.info_count("commandstats", c);
+    count("smismember") + count("evalsha") - count("hexists") + count("hset") + count("hdel")
+}
+
+#[test]
+fn a_clusters_masters_each_get_a_share_of_the_writes_not_one_servers_count() {
+    // The same fleet on one server, then on three masters: a flush to every shard
+    // gave each master as many write calls as the one server; a shard's writes due
+    // once per three delays, or going with a pop to it, give each about a third.
+    let fleet = [("REDIS_ITEMS_SHARDS", json!(3))];
+    let srv = RedisServer::start().expect("redis-server is needed for this test");
+    let r = run(&srv.url(0), 16, SITE, 8).expect("the load run");
+    check(&srv, &r);
+    let one = writes(&srv);
+    let c = RedisCluster::start(3, 0).expect("redis-server and redis-cli are needed for this test");
+    let r = run_with(&c.seed_url(), 16, SITE, 8, &fleet).expect("the load run");
+    check_counts(&r);
+    let per_master: Vec<i64> = c.nodes.iter().map(writes).collect();
+    eprintln!("write calls: one server {one}, each master {per_master:?}");
+    assert!(
+        per_master.iter().all(|&m| m * 2 < one),
+        "one server {one}, the masters {per_master:?}"
     );
 }
 
