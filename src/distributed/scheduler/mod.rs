@@ -41,6 +41,7 @@
 //! crawl carries on when Redis is back; if Redis comes back without the crawl's keys,
 //! the spider closes with `redis_data_lost`.
 
+mod flush;
 mod io;
 mod leases;
 mod open;
