@@ -19,11 +19,17 @@ impl Inner {
 
     /// The earliest moment a write arriving now could have to go alone.
     fn writes_deadline(&self) -> f64 {
-        let n = self.shards.borrow().len().max(1);
         let st = self.st.borrow();
-        let grace = st.turns.grace(n, self.config.flush_delay);
-        st.turns
-            .earliest_deadline(n, self.config.flush_delay * n as f64, grace)
+        let (n, interval, grace) = self.pacing(&st);
+        st.turns.earliest_deadline(n, interval, grace)
+    }
+
+    /// The shard count, how long after a shard's last writes the next are due
+    /// (`REDIS_FLUSH_DELAY` × the count) and how long due ones then wait for a pop.
+    fn pacing(&self, st: &super::State) -> (usize, f64, f64) {
+        let n = self.shards.borrow().len().max(1);
+        let delay = self.config.flush_delay;
+        (n, delay * n as f64, st.turns.grace(n, delay))
     }
 
     /// A flush at the latest `delay` seconds from now (an earlier one already due
@@ -86,14 +92,13 @@ impl Inner {
     /// A flush; with `all`, of every shard's writes whatever their turn (before
     /// `CLOSE`).
     pub(super) fn flush_turn(&self, all: bool) {
-        let n = self.shards.borrow().len().max(1);
-        let interval = self.config.flush_delay * n as f64;
         let (enq, acks, ready, bad, pop, seq) = {
             let mut st = self.st.borrow_mut();
             if !st.opened {
                 // The shards are known once open: everything waits for it.
                 return;
             }
+            let (n, interval, grace) = self.pacing(&st);
             st.flush_seq += 1;
             let seq = st.flush_seq;
             let pop = if st.pop_inflight || !std::mem::take(&mut st.pop_wanted) {
@@ -112,7 +117,6 @@ impl Inner {
             }
             let other = other_writes(&st, n);
             let now = self.reactor.seconds();
-            let grace = st.turns.grace(n, self.config.flush_delay);
             let mut turn = if all {
                 vec![true; n]
             } else {
@@ -121,14 +125,14 @@ impl Inner {
             // A pop takes its shard's writes when they are due, or when the worker may
             // need them (they may be what it pops); alone, they wait: fewer and larger
             // batches, read by the server in the pop's wake-up.
-            let with_writes = !all
+            let k = st.next_shard % n;
+            if !all
                 && pop.is_some_and(|want| {
-                    let k = st.next_shard % n;
                     st.turns.waits(k, &other)
                         && (st.turns.due(k, now, interval, &other) || !pop_goes_alone(&st, want))
-                });
-            if with_writes {
-                turn[st.next_shard % n] = true;
+                })
+            {
+                turn[k] = true;
             }
             if pop.is_some() {
                 st.turns.popped(now);
@@ -140,7 +144,7 @@ impl Inner {
                 st.turns.sent(k, now);
             }
             // The acknowledgements wait for a flush with writes (not a pop alone).
-            let acks = if pop.is_none() || with_writes || turn.contains(&true) {
+            let acks = if pop.is_none() || turn.contains(&true) {
                 let taken = std::mem::take(&mut st.acks);
                 st.turns.add_wave(seq, taken);
                 st.turns.release()
@@ -150,8 +154,9 @@ impl Inner {
             if !enq.is_empty() || !ready.is_empty() || !bad.is_empty() || !acks.is_empty() {
                 st.mutation_seq = seq;
             }
-            // Writes left: a flush when the first cannot wait longer for a pop.
-            let other = other_writes(&st, n);
+            // Writes left: a flush when the first cannot wait longer for a pop (the
+            // shards this turn took have no acknowledgements or entries left).
+            let other: Vec<bool> = other.iter().zip(&turn).map(|(o, t)| *o && !t).collect();
             let mut next = st.turns.next_deadline(n, interval, grace, &other);
             if !st.acks.is_empty() {
                 // Acknowledgements a pop left: a wave by the first deadline.

@@ -32,9 +32,10 @@
 //! × the shard count after its last ones, then go with the next pop to that shard, or
 //! alone after a grace of two pop rounds (`turns.rs`). A pop goes at once when the
 //! local buffer falls below half of `REDIS_PREFETCH`, with its shard's writes when
-//! they are due or the queue it pops from ran short, alone otherwise. `next_request` never waits: it answers from the buffer or says
-//! `Pending` and wakes the engine when the pop returns. While the queue is empty the
-//! scheduler polls on a timer (10 ms doubling to 1 s), never `BRPOP`.
+//! they are due or the queue it pops from ran short, alone otherwise. `next_request`
+//! never waits: it answers from the buffer or says `Pending` and wakes the engine when
+//! the pop returns. While the queue is empty the scheduler polls on a timer (10 ms
+//! doubling to 1 s), never `BRPOP`.
 //! `has_pending_requests` is true until a pop issued after this worker's last write
 //! saw an empty queue and no lease held by anyone, for `SCHEDULER_IDLE_BEFORE_CLOSE`
 //! seconds. During an outage nothing is pulled, writes wait in the client, and the
@@ -185,8 +186,8 @@ struct State {
     /// Requests and acknowledgements waiting for their shard's turn (`turns.rs`).
     turns: turns::Turns<Enqueue>,
     acks: Vec<Lease>,
-    /// On a cluster: acknowledgements whose outputs are answered, to go with the next
-    /// flush's writes.
+    /// On a cluster: acknowledgements whose outputs are answered, to go with their
+    /// shard's next writes.
     ready_acks: Vec<Lease>,
     bad: Vec<(Lease, Vec<u8>)>,
     flush_timer: Option<DelayedCall>,
