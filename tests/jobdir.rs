@@ -1,9 +1,13 @@
 //! JOBDIR with real processes and real files: `trawl crawl --jobdir` against a fixture
 //! server in this process, stopped with SIGINT, killed with SIGKILL twenty times,
-//! resumed from truncated and corrupted journals and after a disk-full stop. Every page
-//! must be fetched, every item must appear exactly once, and re-fetches are bounded by
-//! what was in flight at each kill. The test acts "mid-crawl" by waiting on the
-//! server's request counter, never by sleeping a fixed time.
+//! resumed from truncated and corrupted journals, behind the killed run (local batches
+//! made again), after a disk-full stop and after a power cut shortened a feed (back to
+//! the last `SYNC`). Every page must be fetched, every item must appear exactly once,
+//! and re-fetches are bounded by what was in flight at each kill. The test acts
+//! "mid-crawl" by waiting on the server's request counter, never by sleeping a fixed
+//! time.
+
+mod util;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -51,22 +55,27 @@ fn open_through_fork_window<T>(
     result
 }
 
+/// A crawl of `srv` with the job in `dir/job` and the feed `dir/feed.jl`.
 fn crawl_cmd(srv: &FixtureServer, dir: &Path, extra: &[&str]) -> Command {
+    let mut c = job_cmd(srv, dir);
+    c.arg("-o").arg(dir.join("feed.jl")).args(extra);
+    c
+}
+
+/// A crawl of `srv` with the job in `dir/job`, no feed.
+fn job_cmd(srv: &FixtureServer, dir: &Path) -> Command {
     let mut c = Command::new(trawl());
     c.arg("crawl")
         .arg(srv.url("/index.html"))
         .arg("--same-domain")
         .arg("--jobdir")
         .arg(dir.join("job"))
-        .arg("-o")
-        .arg(dir.join("feed.jl"))
         .args([
             "-L",
             "INFO",
             "-s",
             &format!("CONCURRENT_REQUESTS={CONCURRENCY}"),
         ])
-        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     c
@@ -688,4 +697,170 @@ fn the_spider_state_survives_a_reopen_and_uncommitted_changes_do_not() {
             .is_some_and(|e| e.to_string().contains("belongs to spider")),
         "another spider's JOBDIR is refused"
     );
+}
+
+/// A feed as a job output, as a remote feed is one: its name is a URI, its committed
+/// bytes are in a local file the journal names.
+struct LocalBatch {
+    name: String,
+    file: std::path::PathBuf,
+    len: std::cell::Cell<u64>,
+    items: std::cell::Cell<u64>,
+}
+
+impl LocalBatch {
+    /// One more item of `n` bytes, written to the OS.
+    fn write(&self, n: usize) {
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.file)
+            .and_then(|mut f| f.write_all(&vec![b'x'; n]))
+            .expect("the batch file");
+        self.len.set(self.len.get() + n as u64);
+        self.items.set(self.items.get() + 1);
+    }
+}
+
+impl trawl::crawl::jobdir::JobOutput for LocalBatch {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn request_done(&self, _id: u64) {}
+
+    fn position(&self) -> std::io::Result<(u64, u64)> {
+        Ok((self.len.get(), self.items.get()))
+    }
+
+    fn local_file(&self) -> Option<std::path::PathBuf> {
+        Some(self.file.clone())
+    }
+
+    fn sync(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A resume falls back to the last `SYNC` only when the file the journal names for a
+/// feed is shorter than committed (a power cut lost what the OS held): after a process
+/// kill the file is whole and the resume continues from the last commit. A feed whose
+/// name is not its file (an `s3://` URI) is checked by the file its records name; a
+/// feed with nothing committed yet is whole without a file.
+#[test]
+fn a_feed_shorter_than_its_commit_falls_back_to_the_last_sync_a_whole_one_does_not() {
+    use std::rc::Rc;
+    use trawl::crawl::jobdir::{FsyncPolicy, Job, JobOutput};
+    use trawl::crawl::stats::{MemoryStatsCollector, StatsCollector};
+    let dir = tmp("power-cut");
+    let jobdir = dir.join("job");
+    let name = "s3://feeds/part-1.jl".to_owned();
+    let open = |stats: &Rc<MemoryStatsCollector>| {
+        let stats: Rc<dyn StatsCollector> = stats.clone();
+        open_through_fork_window(|| {
+            Job::open(&jobdir, "s", FsyncPolicy::Never, false, stats.clone())
+        })
+        .expect("the job opens")
+    };
+    let rolled_back =
+        |stats: &MemoryStatsCollector| stats.get_value("jobdir/rolled_back_to_sync").is_some();
+    let output = Rc::new(LocalBatch {
+        name: name.clone(),
+        file: dir.join("batch.feed"),
+        len: 0.into(),
+        items: 0.into(),
+    });
+
+    // Nothing written yet, no file: the commit of 0 bytes holds.
+    let stats = Rc::new(MemoryStatsCollector::new());
+    let job = open(&stats);
+    let registered: Rc<dyn JobOutput> = output.clone();
+    job.register_output(Rc::downgrade(&registered));
+    job.commit();
+    drop(job);
+    let stats = Rc::new(MemoryStatsCollector::new());
+    let job = open(&stats);
+    assert!(!rolled_back(&stats));
+    assert_eq!(job.feed_position(&name), Some((0, 0)));
+
+    // Two items, a durable point, a third item; then a kill.
+    job.register_output(Rc::downgrade(&registered));
+    for _ in 0..2 {
+        output.write(100);
+        job.commit();
+    }
+    job.sync();
+    output.write(100);
+    job.commit();
+    drop(job);
+    let stats = Rc::new(MemoryStatsCollector::new());
+    let job = open(&stats);
+    assert!(!rolled_back(&stats), "a whole file: no fall-back");
+    assert_eq!(job.feed_position(&name), Some((300, 3)));
+    drop(job);
+
+    // A power cut took the third item's bytes: back to the SYNC.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&output.file)
+        .and_then(|f| f.set_len(250))
+        .expect("cut the file");
+    let stats = Rc::new(MemoryStatsCollector::new());
+    let job = open(&stats);
+    assert!(rolled_back(&stats), "a short file: back to the last SYNC");
+    assert_eq!(job.feed_position(&name), Some((200, 2)));
+}
+
+/// A job with local batches of 100, killed mid-crawl and resumed behind its killed
+/// run — the journal put back to its commit at item 350, as a fall-back to the last
+/// `SYNC` after a power cut puts it: batches 1 to 3 stay as the killed run wrote
+/// them, batch 4 is cut back and continued, and the killed run's batches 5 and on are
+/// removed and made again (a batch file is opened for appending: continuing the
+/// killed run's copy would double its items).
+#[test]
+fn local_batches_behind_the_killed_run_are_made_again_not_appended_to() {
+    let srv = server(3000);
+    let dir = tmp("batches-behind");
+    let feeds = format!(
+        r#"FEEDS={{"{}": {{"format": "jsonlines", "batch_item_count": 100}}}}"#,
+        dir.join("part-%(batch_id)04d.jl").display()
+    );
+    let command = || {
+        let mut c = job_cmd(&srv, &dir);
+        c.args(["-s", &feeds, "-s", "JOBDIR_FSYNC=never"]);
+        c
+    };
+    let victim = command().spawn().expect("spawn trawl");
+    let started = std::time::Instant::now();
+    while srv.stats().requests() < 1500 {
+        assert!(started.elapsed().as_secs() < 120, "the crawl got going");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    signal(&victim, "-KILL");
+    let _ = finish(victim);
+    let batch = |n: usize| dir.join(format!("part-{n:04}.jl"));
+    let made = (1..).take_while(|n| batch(*n).exists()).count();
+    assert!(made > 6, "the killed run made more than 6 batches: {made}");
+    let items = util::journal::cut_at_items(&dir.join("job").join("journal"), 350);
+    assert!((350..400).contains(&items), "cut in batch 4: {items}");
+
+    let out = command().output().expect("the resume runs");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("bytes of batch 4 ("), "{log}");
+    let last = (1..).take_while(|n| batch(*n).exists()).count();
+    let mut feed = Vec::new();
+    for n in 1..=last {
+        let lines = feed_paths(&batch(n));
+        if n < last {
+            assert_eq!(lines.len(), 100, "batch {n} is full");
+        }
+        feed.extend(lines);
+    }
+    feed.sort();
+    let mut expected = expected_pages(&srv);
+    expected.push("index.html".to_owned());
+    expected.sort();
+    assert_same(&feed, &expected, "the batches");
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod crawl;
+pub mod journal;
 pub mod live;
 pub mod media;
 pub mod net;

@@ -41,6 +41,13 @@ pub trait JobOutput {
     /// The flush failed.
     fn position(&self) -> std::io::Result<(u64, u64)>;
 
+    /// The local file the committed length is of, when it is not the file the name
+    /// says (the open batch's file; a remote feed's local batch in the JOBDIR). A
+    /// resume checks that file's length to tell a power cut from a process kill.
+    fn local_file(&self) -> Option<PathBuf> {
+        None
+    }
+
     /// fsyncs its file.
     ///
     /// # Errors
@@ -62,6 +69,8 @@ pub struct Job {
     stats: Rc<dyn StatsCollector>,
     outputs: RefCell<Vec<Weak<dyn JobOutput>>>,
     feed_positions: HashMap<String, (u64, u64)>,
+    /// The local file this run last named in each feed's `FEED_POS`.
+    files_written: RefCell<HashMap<String, PathBuf>>,
     recovered: RefCell<Option<Recovered>>,
     state: Rc<SpiderState>,
     start_pos: Cell<u64>,
@@ -155,23 +164,28 @@ impl Job {
         check_version(dir, spider, fingerprinter)?;
         let path = dir.join("journal");
         // Pass 1: where the valid prefix ends; whether the feeds are as long as it says.
-        let mut feed_at_commit: HashMap<String, (u64, u64)> = HashMap::new();
-        let mut feed_at_sync: HashMap<String, (u64, u64)> = HashMap::new();
-        let mut feed_now: HashMap<String, (u64, u64)> = HashMap::new();
+        // Each feed's committed length, and the file it is of (a record names the file
+        // when it changes; before that, the feed's name is its file).
+        let mut feed_at_commit: HashMap<String, (u64, Option<PathBuf>)> = HashMap::new();
+        let mut feed_now: HashMap<String, (u64, Option<PathBuf>)> = HashMap::new();
         let summary = journal::scan(&path, None, salvage, |r| match r.kind {
             Kind::FeedPos => {
-                if let Some((name, pos)) = decode_feed_pos(&r.payload) {
-                    feed_now.insert(name, pos);
+                if let Some(p) = decode_feed_pos(&r.payload) {
+                    let entry = feed_now.entry(p.name).or_insert((0, None));
+                    entry.0 = p.len;
+                    if p.file.is_some() {
+                        entry.1 = p.file;
+                    }
                 }
             }
             Kind::Commit => feed_at_commit.clone_from(&feed_now),
-            Kind::Sync => feed_at_sync.clone_from(&feed_now),
             _ => {}
         })
         .map_err(journal_failure)?;
-        let feeds_intact = feed_at_commit
-            .iter()
-            .all(|(name, (len, _))| std::fs::metadata(name).is_ok_and(|m| m.len() >= *len));
+        let feeds_intact = feed_at_commit.iter().all(|(name, (len, file))| {
+            let file = file.as_deref().unwrap_or_else(|| Path::new(name));
+            *len == 0 || std::fs::metadata(file).is_ok_and(|m| m.len() >= *len)
+        });
         let end = if feeds_intact {
             summary.committed_end
         } else {
@@ -219,6 +233,7 @@ impl Job {
             stats,
             outputs: RefCell::new(Vec::new()),
             feed_positions: rec.feeds,
+            files_written: RefCell::new(HashMap::new()),
             recovered: RefCell::new(Some(recovered)),
             state,
             start_pos: Cell::new(rec.start_pos),
@@ -359,7 +374,15 @@ impl Job {
         for o in &outputs {
             match o.position() {
                 Ok((len, items)) => {
-                    let _ = self.append(Kind::FeedPos, &encode_feed_pos(&o.name(), len, items));
+                    let name = o.name();
+                    let file = o
+                        .local_file()
+                        .filter(|f| self.files_written.borrow().get(&name) != Some(f));
+                    let payload = encode_feed_pos(&name, len, items, file.as_deref());
+                    if let Some(f) = file {
+                        self.files_written.borrow_mut().insert(name, f);
+                    }
+                    let _ = self.append(Kind::FeedPos, &payload);
                 }
                 Err(e) => {
                     self.fail(format!("feed {}: {e}", o.name()));

@@ -4,11 +4,14 @@
 //! |---|---|
 //! | `ENQUEUE` | 1 byte of flags (bit 0: a fingerprint follows, bit 1: from `start()`), the 20-byte request fingerprint (Scrapy's, default options) if flagged, the priority (zigzag varint), the download slot (varint length + bytes), the request record ([`crate::crawl::record`]) |
 //! | `LEASE`, `DONE` | the request's id: its `ENQUEUE` record's offset (varint) |
-//! | `FEED_POS` | the feed's name (varint length + bytes), its committed length and item count (varints) |
+//! | `FEED_POS` | the feed's name (varint length + bytes), its committed length and item count (varints), then, when it changed since the run's last `FEED_POS` of the feed, the local file that length is of (varint length + path bytes: the open batch's file, a remote feed's in the JOBDIR) |
 //! | `STATE` | the spider's state as a JSON object |
 //! | `START_POS` | how many outputs of `start()` are processed (varint) |
 //! | `COMMIT` | the group's sequence number (varint) |
 //! | `SYNC` | empty |
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 use crate::crawl::http::request::{Request, keys, record};
 use crate::crawl::util::varint::{get_bytes, get_varint, put_bytes, put_varint, unzigzag, zigzag};
@@ -72,24 +75,52 @@ pub fn encode_enqueue(
     record::encode_into(request, out);
 }
 
-/// Encodes a `FEED_POS` payload.
-pub fn encode_feed_pos(name: &str, len: u64, items: u64) -> Vec<u8> {
+/// Encodes a `FEED_POS` payload; `file` only when it changed (see the module table).
+pub fn encode_feed_pos(name: &str, len: u64, items: u64, file: Option<&Path>) -> Vec<u8> {
     let mut p = Vec::new();
     put_bytes(&mut p, name.as_bytes());
     put_varint(&mut p, len);
     put_varint(&mut p, items);
+    if let Some(f) = file {
+        put_bytes(&mut p, f.as_os_str().as_bytes());
+    }
     p
 }
 
-/// Parses a `FEED_POS` payload: the feed's name, its length and item count.
-pub fn decode_feed_pos(p: &[u8]) -> Option<(String, (u64, u64))> {
+/// A parsed `FEED_POS` payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedPos {
+    /// The feed's name (its first URI).
+    pub name: String,
+    /// The committed length of the open batch.
+    pub len: u64,
+    /// Items written over every batch.
+    pub items: u64,
+    /// The local file `len` is of, when the record names it.
+    pub file: Option<PathBuf>,
+}
+
+/// Parses a `FEED_POS` payload (one written before the file field was added has none).
+pub fn decode_feed_pos(p: &[u8]) -> Option<FeedPos> {
     let mut pos = 0;
     let name = std::str::from_utf8(get_bytes(p, &mut pos)?)
         .ok()?
         .to_owned();
     let len = get_varint(p, &mut pos)?;
     let items = get_varint(p, &mut pos)?;
-    Some((name, (len, items)))
+    let file = if pos < p.len() {
+        Some(PathBuf::from(std::ffi::OsStr::from_bytes(get_bytes(
+            p, &mut pos,
+        )?)))
+    } else {
+        None
+    };
+    Some(FeedPos {
+        name,
+        len,
+        items,
+        file,
+    })
 }
 
 /// Encodes a one-number payload (`LEASE`, `DONE`, `START_POS`, `COMMIT`).
@@ -102,4 +133,30 @@ pub fn encode_id(id: u64) -> Vec<u8> {
 /// Parses a one-number payload.
 pub fn decode_id(p: &[u8]) -> Option<u64> {
     get_varint(p, &mut 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_feed_pos_names_its_file_only_when_given_one() {
+        let file = Path::new("job/feeds/ab.feed");
+        let with = decode_feed_pos(&encode_feed_pos("s3://b/k.jl", 17, 3, Some(file)));
+        assert_eq!(
+            with,
+            Some(FeedPos {
+                name: "s3://b/k.jl".into(),
+                len: 17,
+                items: 3,
+                file: Some(file.to_path_buf()),
+            })
+        );
+        let without = decode_feed_pos(&encode_feed_pos("out.jl", 0, 0, None)).map(|p| p.file);
+        assert_eq!(without, Some(None));
+        // A file field cut short is a malformed record, not a shorter path.
+        let mut cut = encode_feed_pos("out.jl", 5, 1, Some(file));
+        cut.pop();
+        assert_eq!(decode_feed_pos(&cut), None);
+    }
 }

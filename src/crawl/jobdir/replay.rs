@@ -95,8 +95,8 @@ impl Replay {
                 }
             }
             Kind::FeedPos => {
-                if let Some((name, pos)) = decode_feed_pos(&r.payload) {
-                    self.feeds.insert(name, pos);
+                if let Some(p) = decode_feed_pos(&r.payload) {
+                    self.feeds.insert(p.name, (p.len, p.items));
                 }
             }
             Kind::State => {

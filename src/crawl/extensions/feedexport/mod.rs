@@ -134,6 +134,43 @@ impl Shared {
         Ok(FeedSlot::new(batch_id, uri, storage, exporter, layers))
     }
 
+    /// In a job: removes the batches a killed run made after batch `open`, the one the
+    /// job resumes (the resume makes them again: a remote one must not be uploaded as
+    /// the killed run left it, a local one not appended to). A resume is behind the
+    /// killed run when it falls back to the last `SYNC` or the group that closed a
+    /// batch was cut off.
+    ///
+    /// # Errors
+    ///
+    /// A batch's URI cannot be made, or what is left of it cannot be removed.
+    fn discard_ahead(&self, options: &FeedOptions, open: u64) -> Result<(), String> {
+        if options.batch_item_count == 0 {
+            return Ok(());
+        }
+        let mut discarded = 0;
+        for batch in open + 1.. {
+            let slot = self.new_batch(options, batch)?;
+            let found = slot
+                .discard()
+                .map_err(|e| format!("cannot remove batch {batch}: {e}"))?;
+            if !found {
+                break;
+            }
+            discarded += 1;
+        }
+        if discarded > 0 {
+            log::info!(
+                "Removed {discarded} batch(es) of feed {} a killed run made after batch \
+                 {open}, where the job resumes (they are made again)",
+                uri::redact(&options.uri_template)
+            );
+            if let Some(c) = self.ctx.upgrade() {
+                c.stats.inc_value("feedexport/discarded_batches", discarded);
+            }
+        }
+        Ok(())
+    }
+
     /// Writes `item` to `feed` (if its filters take it) and starts the next batch when
     /// this one is full.
     fn write(&self, feed: &Rc<RefCell<Feed>>, item: &Item) {
@@ -337,6 +374,14 @@ impl JobOutput for FeedOutput {
         }
     }
 
+    fn local_file(&self) -> Option<std::path::PathBuf> {
+        self.feed
+            .borrow()
+            .slot
+            .as_ref()
+            .and_then(FeedSlot::local_path)
+    }
+
     fn sync(&self) -> std::io::Result<()> {
         match self.feed.borrow_mut().slot.as_mut() {
             Some(slot) => slot.flush(true),
@@ -513,7 +558,7 @@ impl FeedExporter {
                     // A job's feed is opened now, so that every commit records its length.
                     // The journal holds the open batch's length and the feed's item
                     // count; batches roll over at once, so the count names the batch.
-                    let opened = match job.feed_position(&f.first_uri) {
+                    let (opened, batch) = match job.feed_position(&f.first_uri) {
                         Some((len, items)) => {
                             let count = options.batch_item_count;
                             let (batch, in_batch) = match items.checked_div(count) {
@@ -528,13 +573,18 @@ impl FeedExporter {
                                 uri::redact(&slot.uri)
                             );
                             f.total = items;
-                            slot.resume(len, in_batch)
+                            (slot.resume(len, in_batch), Some(batch))
                         }
-                        None => slot.start_exporting(),
+                        None => (slot.start_exporting(), None),
                     };
                     opened.map_err(|e| {
                         Failure::msg(format!("cannot open feed {}: {e}", f.first_uri))
                     })?;
+                    if let Some(batch) = batch {
+                        m.shared.discard_ahead(&options, batch).map_err(|e| {
+                            Failure::msg(format!("feed {}: {e}", uri::redact(&f.first_uri)))
+                        })?;
+                    }
                     let output: Rc<dyn JobOutput> = output.clone();
                     job.register_output(Rc::downgrade(&output));
                 }

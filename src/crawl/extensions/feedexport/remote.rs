@@ -176,8 +176,7 @@ impl PendingDir {
     /// without its destination.
     fn new_entry(&self, uri: &str, kind: &str) -> io::Result<PathBuf> {
         let n = if self.by_uri {
-            use sha1::Digest as _;
-            crate::util::to_hex(&sha1::Sha1::digest(uri.as_bytes()))
+            uri_file_stem(uri)
         } else {
             let n = self.next.get();
             self.next.set(n + 1);
@@ -202,6 +201,12 @@ impl Drop for PendingDir {
 /// Where a JOBDIR job keeps the local batches of its remote feeds.
 pub fn job_batches_dir(jobdir: &Path) -> PathBuf {
     jobdir.join("feeds")
+}
+
+/// A JOBDIR batch file's name without extension: the SHA-1 of its URI.
+fn uri_file_stem(uri: &str) -> String {
+    use sha1::Digest as _;
+    crate::util::to_hex(&sha1::Sha1::digest(uri.as_bytes()))
 }
 
 /// Removes a batch directory that holds nothing but its lock.
@@ -354,6 +359,26 @@ impl FeedStorage for RemoteFeedStorage {
 
     fn upload_pending(&self, path: &Path) -> Option<Deferred<()>> {
         Some(self.upload(path.to_path_buf()))
+    }
+
+    fn local_path(&self) -> Option<PathBuf> {
+        self.local.borrow().clone()
+    }
+
+    fn discard(&self) -> io::Result<bool> {
+        let Some(job) = self.ctx.upgrade().and_then(|c| c.job().cloned()) else {
+            return Ok(false);
+        };
+        let data = job_batches_dir(job.dir()).join(format!("{}.feed", uri_file_stem(&self.uri)));
+        let mut found = false;
+        for path in [data.clone(), note_path(&data)] {
+            match std::fs::remove_file(&path) {
+                Ok(()) => found = true,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(found)
     }
 
     fn reopen_at(&self, len: u64) -> io::Result<Option<Box<dyn FeedFile>>> {

@@ -79,6 +79,20 @@ impl FeedSlot {
         self.storage.kind().to_owned()
     }
 
+    /// The local file the batch is written to, once it is opened.
+    pub fn local_path(&self) -> Option<std::path::PathBuf> {
+        self.file.as_ref().and_then(|_| self.storage.local_path())
+    }
+
+    /// Removes what a killed run left of this batch (see [`FeedStorage::discard`]).
+    ///
+    /// # Errors
+    ///
+    /// What was there cannot be removed.
+    pub fn discard(&self) -> std::io::Result<bool> {
+        self.storage.discard()
+    }
+
     /// Continues a batch a previous run wrote `len` bytes and `items` items of (a
     /// JOBDIR resume): the file is cut back to `len`; an empty one starts again.
     ///

@@ -5,7 +5,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use crate::crawl::base::settings::Settings;
@@ -70,6 +70,22 @@ pub trait FeedStorage {
     /// aside.
     fn upload_pending(&self, _path: &Path) -> Option<Deferred<()>> {
         None
+    }
+
+    /// The local file the open batch is written to, once opened (a JOBDIR records it
+    /// with the committed length).
+    fn local_path(&self) -> Option<PathBuf> {
+        None
+    }
+
+    /// Removes what a killed run left of this batch: a JOBDIR resume from a point
+    /// before the batch began makes it again. `Ok(true)` when something was there.
+    ///
+    /// # Errors
+    ///
+    /// What was there cannot be removed.
+    fn discard(&self) -> io::Result<bool> {
+        Ok(false)
     }
 }
 
@@ -171,6 +187,18 @@ impl FeedStorage for FileFeedStorage {
         file.set_len(len)?;
         file.seek(SeekFrom::End(0))?;
         Ok(Some(Box::new(BufWriter::with_capacity(64 * 1024, file))))
+    }
+
+    fn local_path(&self) -> Option<PathBuf> {
+        Some(PathBuf::from(&self.path))
+    }
+
+    fn discard(&self) -> io::Result<bool> {
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 }
 
