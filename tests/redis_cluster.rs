@@ -4,7 +4,8 @@
 //! (`CLUSTER KEYSLOT`), a real `CLUSTER SLOTS` reply makes a full table of three
 //! masters, and a key sent to the wrong master comes back as a `MOVED` naming the one
 //! the table says. The cluster client routes by slot, loads scripts on every master,
-//! and follows `ASK` and `MOVED` through a slot migrated by hand mid-test.
+//! and follows `ASK` and `MOVED` through a slot migrated by hand mid-test; the
+//! refreshes a `MOVED` starts spread over the masters.
 
 use trawl::client::redis::cluster::RedisCluster as ClusterClient;
 use trawl::client::redis::{RedisConfig, Script, Value};
@@ -295,4 +296,81 @@ fn a_masters_failover_is_followed() {
     }
     let d = cl.command(&["GET", keys[0].as_str()]);
     assert_eq!(text(run(&mut reactor, d).expect("get")), "after");
+}
+
+/// `CLUSTER SLOTS` calls `port`'s server has answered.
+fn slots_asked(port: u16) -> u64 {
+    let info = text(
+        RedisServer::attach(port)
+            .call(&["INFO", "commandstats"])
+            .expect("info"),
+    );
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_cluster|slots:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().expect("a count"))
+}
+
+/// After a `MOVED` every client asks for the slot table again, as a fleet's workers all
+/// do after a reshard: nine clients of one process ask the three masters three times
+/// each (in turn, from a random start), not nine times the first master of the table.
+#[test]
+fn the_refreshes_after_a_moved_spread_over_the_masters() {
+    let c = cluster();
+    let mut reactor = Reactor::new().expect("reactor");
+    let clients: Vec<ClusterClient> = (0..9).map(|_| client(&reactor, &c)).collect();
+    let key = "{spread}:k";
+    for cl in &clients {
+        let d = cl.command(&["GET", key]);
+        run(&mut reactor, d).expect("get");
+    }
+    let masters = clients[0].masters();
+    assert_eq!(masters.len(), 3);
+
+    // The key's slot (no key in it) becomes another master's.
+    let from = owner_of(&c, key);
+    let to = masters
+        .iter()
+        .find(|m| m.port != from.port())
+        .expect("another master");
+    let to_id = text(
+        RedisServer::attach(to.port)
+            .call(&["CLUSTER", "MYID"])
+            .expect("myid"),
+    );
+    let slot = key_slot(key.as_bytes()).to_string();
+    let before: Vec<u64> = masters.iter().map(|m| slots_asked(m.port)).collect();
+    for m in &masters {
+        let r = RedisServer::attach(m.port).call(&["CLUSTER", "SETSLOT", &slot, "NODE", &to_id]);
+        assert_eq!(r, Ok(Value::Simple("OK".into())));
+    }
+    for cl in &clients {
+        let d = cl.command(&["GET", key]);
+        run(&mut reactor, d).expect("get after the move");
+        assert_eq!(cl.redirects(), 1, "one MOVED each");
+    }
+    // The refreshes the MOVEDs started finish on the reactor.
+    let asked = |before: &[u64]| -> Vec<u64> {
+        masters
+            .iter()
+            .zip(before)
+            .map(|(m, b)| slots_asked(m.port) - b)
+            .collect()
+    };
+    for _ in 0..100 {
+        if asked(&before).iter().sum::<u64>() >= 9 {
+            break;
+        }
+        let tick: Deferred<()> = Deferred::new();
+        let fire = tick.clone();
+        let _ = reactor.call_later(0.05, move || {
+            let _ = fire.callback(());
+        });
+        run(&mut reactor, tick).expect("a tick");
+    }
+    assert_eq!(
+        asked(&before),
+        vec![3, 3, 3],
+        "each master asked three times"
+    );
 }

@@ -64,6 +64,8 @@ struct State {
     retired: RedisCounters,
     /// When each unreachable address was last reported (once per 10 s each).
     warned: FxHashMap<NodeAddr, f64>,
+    /// Which master the next refresh asks first (an index, modulo the masters).
+    next_asked: u64,
 }
 
 struct Inner {
@@ -131,6 +133,7 @@ impl RedisCluster {
                     barriers: Vec::new(),
                     retired: RedisCounters::default(),
                     warned: FxHashMap::default(),
+                    next_asked: first_asked(),
                 }),
                 me: me.clone(),
             }),
@@ -504,7 +507,8 @@ impl Inner {
     }
 
     /// Asks the known masters, then the seeds, for `CLUSTER SLOTS` (one refresh at a
-    /// time); the commands waiting for a table go when it comes.
+    /// time); the commands waiting for a table go when it comes. The masters are asked
+    /// from a different one each refresh and each client (see [`first_asked`]).
     fn refresh(&self) {
         let candidates: Vec<NodeAddr> = {
             let mut st = self.st.borrow_mut();
@@ -517,6 +521,11 @@ impl Inner {
                 .as_ref()
                 .map(|t| t.masters.clone())
                 .unwrap_or_default();
+            if !c.is_empty() {
+                let first = (st.next_asked % c.len() as u64) as usize;
+                c.rotate_left(first);
+            }
+            st.next_asked = st.next_asked.wrapping_add(1);
             c.extend(
                 self.seeds
                     .iter()
@@ -583,4 +592,22 @@ impl Inner {
             Ok(())
         });
     }
+}
+
+/// The master a new client's first refresh asks first: one more than the last client
+/// of this thread, from a random start per process. After a `MOVED` or a failover a
+/// fleet's workers all refresh at once; they spread over the masters instead of all
+/// asking the first of the table (the seed answers only each client's first table).
+fn first_asked() -> u64 {
+    use std::hash::BuildHasher as _;
+    thread_local! {
+        static NEXT: std::cell::Cell<u64> = std::cell::Cell::new(
+            std::collections::hash_map::RandomState::new().hash_one(std::process::id()),
+        );
+    }
+    NEXT.with(|n| {
+        let v = n.get();
+        n.set(v.wrapping_add(1));
+        v
+    })
 }
