@@ -374,3 +374,30 @@ fn the_refreshes_after_a_moved_spread_over_the_masters() {
         "each master asked three times"
     );
 }
+
+/// `when_table` waits for the client's first slot table (asked once, whoever waits for
+/// it) and fires at once when there is one: the masters are then known without a
+/// `CLUSTER SLOTS` of the caller's own.
+#[test]
+fn when_table_waits_for_the_one_slot_table_the_client_asks_for() {
+    let c = cluster();
+    let mut reactor = Reactor::new().expect("reactor");
+    let ports: Vec<u16> = c.nodes.iter().map(RedisServer::port).collect();
+    let asked = || ports.iter().map(|p| slots_asked(*p)).sum::<u64>();
+    let before = asked();
+    let cl = client(&reactor, &c);
+    assert!(cl.masters().is_empty(), "no table before the first ask");
+    let (first, second) = (cl.when_table(), cl.when_table());
+    run(&mut reactor, first).expect("a table");
+    run(&mut reactor, second).expect("the same table");
+    assert_eq!(cl.masters().len(), 3);
+    let d = cl.when_table();
+    assert!(d.is_called(), "a client with a table answers at once");
+    assert_eq!(asked() - before, 1, "one CLUSTER SLOTS for both waiters");
+    cl.close();
+    let closed = cl.when_table();
+    assert!(
+        run(&mut reactor, closed).is_err(),
+        "a closed client has no table to give"
+    );
+}

@@ -85,6 +85,20 @@ fn settings(url: &str, extra: &[(&'static str, Json)]) -> Vec<(&'static str, Jso
     s
 }
 
+/// `CLUSTER SLOTS` calls the masters have answered.
+fn slot_tables_asked(c: &RedisCluster) -> u64 {
+    masters(c)
+        .iter()
+        .map(|m| {
+            m.call_text(&["INFO", "commandstats"])
+                .lines()
+                .find_map(|l| l.strip_prefix("cmdstat_cluster|slots:calls="))
+                .and_then(|rest| rest.split(',').next())
+                .map_or(0, |n| n.parse().expect("a count"))
+        })
+        .sum()
+}
+
 /// Every page of the site fetched, at most `twice` of them twice; returns (pages,
 /// pages fetched twice).
 #[track_caller]
@@ -117,6 +131,7 @@ fn a_crawl_is_sharded_over_every_master() {
     let c = cluster(0);
     let fixture = FixtureServer::with_pages(300).expect("fixture server");
     let spider = spider_with(&fixture, usize::MAX, || {});
+    let before = slot_tables_asked(&c);
     let (crawler, seen) = crawl_with(
         spider,
         &settings(&c.seed_url(), &[]),
@@ -125,6 +140,12 @@ fn a_crawl_is_sharded_over_every_master() {
     assert_eq!(
         crawler.stats.get_value("finish_reason"),
         Some("finished".into())
+    );
+    assert_eq!(
+        slot_tables_asked(&c) - before,
+        2,
+        "one slot table for each of the crawl's clients (the crawl's, the stats \
+         collector's): the scheduler counts the masters in its client's"
     );
     let (pages, _) = all_pages(&fixture, &seen, 1);
     // The crawl's record: three shards, one per master (the default).

@@ -51,6 +51,8 @@ struct State {
     refreshing: bool,
     /// Commands waiting for the first slot table.
     waiting: Vec<(u16, Op, Deferred<Value>)>,
+    /// Callers of `when_table` waiting for the first slot table.
+    table_waiters: Vec<Deferred<()>>,
     redirects: u64,
     closed: bool,
     /// `on_connect` hooks, given to every master's client.
@@ -125,6 +127,7 @@ impl RedisCluster {
                     scripts: Vec::new(),
                     refreshing: false,
                     waiting: Vec::new(),
+                    table_waiters: Vec::new(),
                     redirects: 0,
                     closed: false,
                     hooks: Vec::new(),
@@ -183,6 +186,29 @@ impl RedisCluster {
         for n in nodes {
             n.load_script(script);
         }
+    }
+
+    /// Fires once the client has a slot table (at once if it has one; asked for if it
+    /// has none): then [`masters`](Self::masters) lists the cluster's masters, without
+    /// a `CLUSTER SLOTS` of the caller's own.
+    pub fn when_table(&self) -> Deferred<()> {
+        let d = Deferred::new();
+        {
+            let mut st = self.inner.st.borrow_mut();
+            if st.closed {
+                drop(st);
+                let _ = d.errback(Failure::msg("the cluster client was closed"));
+                return d;
+            }
+            if st.table.is_none() {
+                st.table_waiters.push(d.clone());
+                drop(st);
+                self.inner.refresh();
+                return d;
+            }
+        }
+        let _ = d.callback(());
+        d
     }
 
     /// The masters of the current slot table.
@@ -248,18 +274,22 @@ impl RedisCluster {
 
     /// Closes every connection; waiting commands fail.
     pub fn close(&self) {
-        let (nodes, waiting) = {
+        let (nodes, waiting, table_waiters) = {
             let mut st = self.inner.st.borrow_mut();
             st.closed = true;
             (
                 st.nodes.drain().map(|(_, c)| c).collect::<Vec<_>>(),
                 std::mem::take(&mut st.waiting),
+                std::mem::take(&mut st.table_waiters),
             )
         };
         for n in nodes {
             n.close();
         }
         for (_, _, d) in waiting {
+            let _ = d.errback(Failure::msg("the cluster client was closed"));
+        }
+        for d in table_waiters {
             let _ = d.errback(Failure::msg("the cluster client was closed"));
         }
     }
@@ -547,10 +577,14 @@ impl Inner {
             self.st.borrow_mut().refreshing = false;
             let me = self.me.clone();
             let _ = self.reactor.call_later(1.0, move || {
-                if let Some(i) = me.upgrade()
-                    && !i.st.borrow().waiting.is_empty()
-                {
-                    i.refresh();
+                if let Some(i) = me.upgrade() {
+                    let wanted = {
+                        let st = i.st.borrow();
+                        !st.waiting.is_empty() || !st.table_waiters.is_empty()
+                    };
+                    if wanted {
+                        i.refresh();
+                    }
                 }
             });
             return;
@@ -574,14 +608,20 @@ impl Inner {
                         t.masters.len(),
                         t.is_complete()
                     );
-                    let waiting = {
+                    let (waiting, table_waiters) = {
                         let mut st = i.st.borrow_mut();
                         st.table = Some(t);
                         st.refreshing = false;
-                        std::mem::take(&mut st.waiting)
+                        (
+                            std::mem::take(&mut st.waiting),
+                            std::mem::take(&mut st.table_waiters),
+                        )
                     };
                     for (slot, op, out) in waiting {
                         i.send(slot, op, out, 0, None, 0);
+                    }
+                    for d in table_waiters {
+                        let _ = d.callback(());
                     }
                 }
                 Err(why) => {

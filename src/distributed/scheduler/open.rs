@@ -81,9 +81,14 @@ impl Inner {
                 self.keys.queue, self.keys.dupefilter
             )));
         }
-        let count = match self.config.shards {
-            Some(n) => crate::defer::succeed(n),
-            None => {
+        let count = match (self.config.shards, client(self).cluster()) {
+            (Some(n), _) => crate::defer::succeed(n),
+            // The masters of the client's own slot table (no `CLUSTER SLOTS` more).
+            (None, Some(cluster)) => cluster.when_table().then(move |r| {
+                r?;
+                Ok::<usize, Failure>(cluster.masters().len().clamp(1, shards::MAX_SHARDS))
+            }),
+            (None, None) => {
                 let host = client(self).config().host.clone();
                 client(self).command(&["CLUSTER", "SLOTS"]).then(move |r| {
                     let table = SlotTable::from_cluster_slots(&r?, &host).map_err(Failure::msg)?;
