@@ -7,6 +7,8 @@
 //! and follows `ASK` and `MOVED` through a slot migrated by hand mid-test; the
 //! refreshes a `MOVED` starts spread over the masters.
 
+mod util;
+
 use trawl::client::redis::cluster::RedisCluster as ClusterClient;
 use trawl::client::redis::{RedisConfig, Script, Value};
 use trawl::defer::{Deferred, Failure};
@@ -300,15 +302,7 @@ fn a_masters_failover_is_followed() {
 
 /// `CLUSTER SLOTS` calls `port`'s server has answered.
 fn slots_asked(port: u16) -> u64 {
-    let info = text(
-        RedisServer::attach(port)
-            .call(&["INFO", "commandstats"])
-            .expect("info"),
-    );
-    info.lines()
-        .find_map(|l| l.strip_prefix("cmdstat_cluster|slots:calls="))
-        .and_then(|rest| rest.split(',').next())
-        .map_or(0, |n| n.parse().expect("a count"))
+    util::redis::command_calls(&RedisServer::attach(port), "cluster|slots")
 }
 
 /// After a `MOVED` every client asks for the slot table again, as a fleet's workers all

@@ -89,13 +89,7 @@ fn settings(url: &str, extra: &[(&'static str, Json)]) -> Vec<(&'static str, Jso
 fn slot_tables_asked(c: &RedisCluster) -> u64 {
     masters(c)
         .iter()
-        .map(|m| {
-            m.call_text(&["INFO", "commandstats"])
-                .lines()
-                .find_map(|l| l.strip_prefix("cmdstat_cluster|slots:calls="))
-                .and_then(|rest| rest.split(',').next())
-                .map_or(0, |n| n.parse().expect("a count"))
-        })
+        .map(|m| util::redis::command_calls(m, "cluster|slots"))
         .sum()
 }
 

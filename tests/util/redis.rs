@@ -8,6 +8,18 @@ use trawl::distributed::scrapy_redis_fingerprint;
 use trawl::distributed::scripts::scripts;
 use trawl::testing::RedisServer;
 
+/// How many times `srv` has run `command` (`INFO commandstats`; a subcommand as
+/// `cluster|slots`).
+pub fn command_calls(srv: &RedisServer, command: &str) -> u64 {
+    let stats = srv.call_text(&["INFO", "commandstats"]);
+    let prefix = format!("cmdstat_{command}:calls=");
+    stats
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().expect("a count"))
+}
+
 /// A redis-server of the test's own.
 pub fn redis() -> RedisServer {
     RedisServer::start().expect("redis-server is needed for this test")

@@ -10,7 +10,6 @@ use crate::client::redis::handle::Topology;
 use crate::client::redis::{ReplyError, Value};
 use crate::defer::{Deferred, DeferredList, Failure};
 use crate::distributed::dupefilter::FilterKind;
-use crate::proto::cluster::SlotTable;
 
 /// Turns the scripts' configuration errors into plain messages.
 fn plain(f: Failure) -> Failure {
@@ -88,13 +87,9 @@ impl Inner {
                 r?;
                 Ok::<usize, Failure>(cluster.masters().len().clamp(1, shards::MAX_SHARDS))
             }),
-            (None, None) => {
-                let host = client(self).config().host.clone();
-                client(self).command(&["CLUSTER", "SLOTS"]).then(move |r| {
-                    let table = SlotTable::from_cluster_slots(&r?, &host).map_err(Failure::msg)?;
-                    Ok::<usize, Failure>(table.masters.len().clamp(1, shards::MAX_SHARDS))
-                })
-            }
+            (None, None) => crate::defer::fail(Failure::msg(
+                "the Redis client is not a cluster client (detected as one)",
+            )),
         };
         let weak = Rc::downgrade(self);
         count.then(move |n| {
