@@ -49,6 +49,14 @@ workers or the generator on the others (`taskset`), as workers on other machines
 on a small host the load otherwise shares the servers' cores and inflates their CPU per
 page (a cluster's three servers most).
 
+With --own-core (and --cluster; implies --pin) each N runs against the cluster once per
+master, that master alone on the servers' CPU and the other masters with the clients:
+each master's CPU per page is read from the run where it had a core to itself, as a
+cluster with a core per master would (with --pin alone the masters share one core, and
+its caches, and each spends more CPU per instruction than one server does on it).
+
+    scripts/redis_cost.py --load 1,4,8,16,64,256 --cluster 3 --items-shards 3 --pages 100000 --own-core
+
 With --instructions (and --load) redis-server runs under callgrind and the figure is
 its user-space instructions per page: slow, but a count that the host's speed, which
 swings ±30% within an hour here, does not move. It leaves out cache misses (the SET
@@ -271,6 +279,12 @@ def pin(cpu_count):
     CLIENT_PIN[:] = [taskset, "-c", "0" if cpu_count == 2 else f"0-{cpu_count - 2}"]
 
 
+def repin(pid, cpus):
+    """Moves a running server (every thread of it) onto `cpus`, a `taskset` CPU list."""
+    subprocess.run([SERVER_PIN[0], "-a", "-p", "-c", cpus, str(pid)], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
 def run_workers(n, start, bin_path, redis_url, tmp, concurrency):
     procs = []
     for i in range(n):
@@ -482,8 +496,33 @@ def load_run(args, ports, n, items_shards=1):
     return out, cpus, wall
 
 
-def cluster_load(args, single_port, cluster_ports):
-    """Each N against one server, then against the cluster."""
+def own_core_run(args, cluster_ports, pids, n):
+    """The cluster with each master in turn alone on the servers' CPU, the other
+    masters moved to the clients' CPUs: a run per master, of which only the master on
+    a core of its own is read. Returns the runs' JSON (the first's, with every run's
+    pages/s, and each master's user and system seconds from its own run as
+    `server_user_sys`) and each master's CPU seconds per page from its own run."""
+    server_cpus, client_cpus = SERVER_PIN[2], CLIENT_PIN[2]
+    per_master, first, rates, alone = [], None, [], []
+    for k, pid in enumerate(pids):
+        for j, other in enumerate(pids):
+            repin(other, server_cpus if j == k else client_cpus)
+        out, cpus, _ = load_run(args, cluster_ports, n, args.items_shards)
+        per_master.append(cpus[k] / out["pages"])
+        rates.append(out["pages_per_second"])
+        alone.append(out["server_user_sys"][k])
+        if first is None:
+            first = out
+    for pid in pids:
+        repin(pid, server_cpus)
+    first["own_core_pages_per_second"] = rates
+    first["server_user_sys"] = alone
+    return first, per_master
+
+
+def cluster_load(args, single_port, cluster_ports, cluster_pids=None):
+    """Each N against one server, then against the cluster (with --own-core, once per
+    master: see `own_core_run`)."""
     print(f"load generator: {args.pages} pages, prefetch {args.prefetch}; one server vs "
           f"{len(cluster_ports)} masters")
     print(f"{'workers':>8}{'server µs/page':>16}{'capacity':>10}{'cluster µs/page':>17}"
@@ -491,9 +530,13 @@ def cluster_load(args, single_port, cluster_ports):
     results = []
     for n in [int(x) for x in args.load.split(",")]:
         one, cpus1, _ = load_run(args, [single_port], n)
-        many, cpus, _ = load_run(args, cluster_ports, n, args.items_shards)
         single_us = cpus1[0] * 1e6 / one["pages"]
-        per_master = [c * 1e6 / many["pages"] for c in cpus]
+        if args.own_core:
+            many, alone = own_core_run(args, cluster_ports, cluster_pids, n)
+            per_master = [c * 1e6 for c in alone]
+        else:
+            many, cpus, _ = load_run(args, cluster_ports, n, args.items_shards)
+            per_master = [c * 1e6 / many["pages"] for c in cpus]
         busiest = max(per_master)
         row = {"workers": n, "pages": many["pages"], "masters": len(cluster_ports),
                "items_shards": args.items_shards,
@@ -505,9 +548,11 @@ def cluster_load(args, single_port, cluster_ports):
                    sum(u for u, _ in many["server_user_sys"]) * 1e6 / many["pages"],
                    sum(s for _, s in many["server_user_sys"]) * 1e6 / many["pages"]],
                "master_us_per_page": per_master, "cluster_capacity": 1e6 / busiest,
-               "ratio": single_us / busiest,
+               "ratio": single_us / busiest, "own_core": bool(args.own_core),
                "single_pages_per_second": one["pages_per_second"],
                "cluster_pages_per_second": many["pages_per_second"]}
+        if args.own_core:
+            row["own_core_pages_per_second"] = many["own_core_pages_per_second"]
         results.append(row)
         print(f"{n:>8}{single_us:>16.1f}{1e6 / single_us:>10,.0f}{sum(per_master):>17.1f}"
               f"{busiest:>9.1f}{1e6 / busiest:>10,.0f}{single_us / busiest:>6.2f}×")
@@ -596,12 +641,20 @@ def main():
                     "clients on the others (taskset), as workers on other machines would "
                     "be: the servers' CPU per page is then not inflated by sharing a core "
                     "with the load")
+    ap.add_argument("--own-core", action="store_true",
+                    help="with --cluster (implies --pin): each N against the cluster once "
+                    "per master, that master alone on the servers' CPU and the others with "
+                    "the clients; each master's CPU per page is read from its own run")
     ap.add_argument("--instructions", action="store_true",
                     help="with --load: run redis-server (every server, with --cluster) under "
                     "callgrind and report instructions per page instead of CPU time")
     ap.add_argument("--per-operation", action="store_true",
                     help="also time each operation through the slow log (slower)")
     args = ap.parse_args()
+    if args.own_core:
+        if not args.cluster or not args.load or args.instructions:
+            sys.exit("--own-core goes with --load and --cluster (and not --instructions)")
+        args.pin = True
     if args.pin:
         pin(os.cpu_count())
     redis_bin = os.environ.get("TRAWL_REDIS_SERVER") or shutil.which("redis-server")
@@ -624,7 +677,7 @@ def main():
                     args, (port, server.pid, tmp),
                     [(pt, pr.pid, os.path.join(tmp, f"node-{pt}")) for pt, pr in zip(ports, procs)])
             else:
-                cluster_load(args, port, ports)
+                cluster_load(args, port, ports, [pr.pid for pr in procs])
         finally:
             for p in procs + [server]:
                 p.terminate()

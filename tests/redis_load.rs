@@ -9,10 +9,21 @@
 //! one): pops only below the buffer's low-water mark, and `REDIS_FLUSH_DELAY` batching
 //! its writes. A fast fleet: pops that go alone while the queue holds enough, the
 //! writes keeping to `REDIS_FLUSH_DELAY`. On a cluster each master gets a share of a
-//! fleet's write calls, not as many as one server.
+//! fleet's write calls, not as many as one server. Items riding the scheduler's
+//! writes: a batch that has waited its delay goes to the list of the shard the
+//! scheduler writes to, in the same write (the masters read a fleet's commands fewer
+//! times than when every push goes alone); one that no write takes goes alone.
+
+use std::rc::Rc;
 
 use serde_json::json;
 use trawl::client::redis::Value;
+use trawl::crawl::context::CrawlContext;
+use trawl::crawl::pipeline::{ItemOutcome, ItemPipeline};
+use trawl::crawl::stats::MemoryStatsCollector;
+use trawl::crawl::{Item, Priority, Settings};
+use trawl::distributed::{RedisPipeline, shared_client};
+use trawl::reactor::Reactor;
 use trawl::testing::redis_load::{LoadReport, LoadSite, run, run_with};
 use trawl::testing::{RedisCluster, RedisServer};
 
@@ -295,4 +306,123 @@ fn a_flush_delay_that_is_not_a_duration_is_refused() {
             .expect_err("a bad delay");
         assert!(err.contains("REDIS_FLUSH_DELAY"), "{err}");
     }
+}
+
+/// Runs the reactor for `secs` seconds.
+fn run_for(reactor: &mut Reactor, secs: f64) {
+    let h = reactor.handle();
+    let stop = h.clone();
+    let _ = h.call_later(secs, move || stop.stop());
+    reactor.run().expect("the reactor");
+}
+
+/// Each list's length, in the pipeline's order.
+fn lengths(srv: &RedisServer, keys: &[String]) -> Vec<i64> {
+    keys.iter()
+        .map(|k| {
+            srv.call(&["LLEN", k.as_str()])
+                .expect("llen")
+                .as_int()
+                .expect("int")
+        })
+        .collect()
+}
+
+#[test]
+fn a_batch_rides_the_schedulers_write_to_its_shard_once_it_has_waited_its_delay() {
+    // Three lists, as for a scheduler with three shards; the scheduler's writes are
+    // announced by hand (`ShardWrites::writing`) and one server holds every list.
+    let srv = RedisServer::start().expect("redis-server is needed for this test");
+    let mut reactor = Reactor::new().expect("a reactor");
+    let h = reactor.handle();
+    let mut settings = Settings::new();
+    settings.set("REDIS_URL", srv.url(0), Priority::Cmdline);
+    settings.set("REDIS_ITEMS_SHARDS", 3, Priority::Cmdline);
+    settings.set("REDIS_FLUSH_DELAY", 0.1, Priority::Cmdline);
+    let ctx = Rc::new(CrawlContext::new(
+        settings,
+        Rc::new(MemoryStatsCollector::new()),
+        h.clock().clone(),
+        Some(h.clone()),
+        "ride".into(),
+        Vec::new(),
+        None,
+    ));
+    let pipeline = RedisPipeline::from_context(&ctx).expect("the pipeline");
+    let shared = shared_client(&ctx).expect("the shared client");
+    let keys = pipeline.keys();
+    let item = |n: i64| {
+        let mut i = Item::new();
+        i.0.insert("n".into(), json!(n));
+        match pipeline.process_item(i, None) {
+            Ok(ItemOutcome::Wait(d)) => d,
+            other => panic!("the item should wait for Redis: {other:?}"),
+        }
+    };
+    let _ = item(1);
+    // Younger than the delay: a write to shard 2 does not take it; the delay's timer
+    // pushes it to the first list in turn.
+    shared.shard_writes.writing(2, 3);
+    run_for(&mut reactor, 0.05);
+    assert_eq!(lengths(&srv, &keys), [0, 0, 0]);
+    run_for(&mut reactor, 0.15);
+    assert_eq!(lengths(&srv, &keys), [1, 0, 0], "{keys:?}");
+    // Riding now: a batch waits for a write up to four delays. After one delay, a
+    // write to shard 2 takes it to shard 2's list, in the same turn.
+    let _ = item(2);
+    run_for(&mut reactor, 0.15);
+    assert_eq!(lengths(&srv, &keys), [1, 0, 0]);
+    shared.shard_writes.writing(2, 3);
+    run_for(&mut reactor, 0.05);
+    assert_eq!(lengths(&srv, &keys), [1, 0, 1], "{keys:?}");
+    // A write from a scheduler with another shard count does not take it: after four
+    // delays the batch goes alone, to the next list in turn.
+    let _ = item(3);
+    run_for(&mut reactor, 0.15);
+    shared.shard_writes.writing(1, 2);
+    run_for(&mut reactor, 0.1);
+    assert_eq!(lengths(&srv, &keys), [1, 0, 1]);
+    run_for(&mut reactor, 0.3);
+    assert_eq!(lengths(&srv, &keys), [1, 1, 1], "{keys:?}");
+}
+
+/// A fleet's reads on every master (`INFO stats`: each a wake-up of the server).
+fn reads(c: &RedisCluster) -> i64 {
+    c.nodes
+        .iter()
+        .map(|n| n.info_count("stats", "total_reads_processed"))
+        .sum()
+}
+
+#[test]
+fn a_clusters_items_ride_the_schedulers_writes_and_its_masters_read_less() {
+    // The same fleet on the same cluster, its items over two lists (not the shard
+    // count: every push goes alone, to a list in turn), then over three (each push
+    // rides the scheduler's next write to a shard, to that shard's list).
+    let c = RedisCluster::start(3, 0).expect("redis-server and redis-cli are needed for this test");
+    let fleet = |lists: usize| {
+        let before = reads(&c);
+        let r = run_with(
+            &c.seed_url(),
+            16,
+            SITE,
+            8,
+            &[("REDIS_ITEMS_SHARDS", json!(lists))],
+        )
+        .expect("the load run");
+        check_counts(&r);
+        (reads(&c) - before, stat(&r, "redis/round_trips"))
+    };
+    let (alone, alone_trips) = fleet(2);
+    let (riding, riding_trips) = fleet(3);
+    eprintln!(
+        "{} pages: the masters read {alone} times with every push alone ({alone_trips} \
+         round trips), {riding} with the pushes riding ({riding_trips})",
+        SITE.pages
+    );
+    assert!(
+        riding_trips * 10 < alone_trips * 9,
+        "{riding_trips} vs {alone_trips}"
+    );
+    assert!(riding * 10 < alone * 9, "{riding} vs {alone}");
 }

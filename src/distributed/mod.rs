@@ -43,8 +43,8 @@ pub use pipeline::RedisPipeline;
 pub use scheduler::RedisScheduler;
 pub use shared::{
     DEFAULT_FLUSH_DELAY, DEFAULT_LEASE_TIMEOUT, REDIS_ITEMS_KEY, REDIS_START_URLS_KEY,
-    SCHEDULER_DUPEFILTER_KEY, SCHEDULER_QUEUE_KEY, STATS_KEY, SharedRedis, format_key, new_shared,
-    redis_config, setting_secs, setting_str, shared_client,
+    SCHEDULER_DUPEFILTER_KEY, SCHEDULER_QUEUE_KEY, STATS_KEY, ShardWrites, SharedRedis, format_key,
+    new_shared, redis_config, setting_secs, setting_str, shared_client,
 };
 pub use spider::{RedisCrawlSpider, RedisSpider};
 pub use stats::RedisStatsCollector;

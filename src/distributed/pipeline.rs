@@ -17,6 +17,12 @@
 //! push to each in turn: on a Redis Cluster they lie on different masters (the same
 //! masters as the scheduler's shards when N is the shard count), so a fleet's items do
 //! not all load one master. Consumers read every list; order holds within each.
+//!
+//! When N is the scheduler's shard count, the items ride its writes
+//! (`SharedRedis::shard_writes`): a batch that has waited `REDIS_FLUSH_DELAY` goes with
+//! the scheduler's next commands to a shard, to that shard's list, which lies on the
+//! same master: the master reads both in one wake-up instead of one each. A batch no
+//! scheduler write takes goes alone, to the next list in turn, after N + 1 delays.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -49,6 +55,9 @@ pub struct RedisPipeline {
     batch: Rc<RefCell<Batch>>,
     /// `REDIS_FLUSH_DELAY`: how long an item may wait for others to share its push.
     delay: f64,
+    /// Whether the scheduler's writes have been offered for the lists (see the module
+    /// text): a batch then waits longer for one before it goes alone.
+    riding: Rc<Cell<bool>>,
 }
 
 /// Items waiting for the next flush.
@@ -57,6 +66,8 @@ struct Batch {
     json: Vec<Vec<u8>>,
     waiting: Vec<(Item, Deferred<Item>)>,
     timer: Option<DelayedCall>,
+    /// When the first waiting item came (reactor seconds).
+    since: f64,
 }
 
 impl std::fmt::Debug for RedisPipeline {
@@ -114,13 +125,41 @@ impl RedisPipeline {
         shared
             .client
             .load_script(&super::scripts::scripts().push_list);
+        let batch: Rc<RefCell<Batch>> = Rc::default();
+        let riding: Rc<Cell<bool>> = Rc::default();
+        if n > 1 {
+            let (weak, keys, batch, riding, reactor) = (
+                Rc::downgrade(&shared),
+                keys.clone(),
+                Rc::downgrade(&batch),
+                riding.clone(),
+                reactor.clone(),
+            );
+            shared.shard_writes.ride(Rc::new(move |shard, shards| {
+                let (Some(shared), Some(batch)) = (weak.upgrade(), batch.upgrade()) else {
+                    return;
+                };
+                if shards != keys.len() {
+                    return;
+                }
+                riding.set(true);
+                let ready = {
+                    let b = batch.borrow();
+                    !b.json.is_empty() && reactor.seconds() - b.since >= delay
+                };
+                if ready {
+                    flush(&shared, &keys[shard], &batch);
+                }
+            }));
+        }
         Ok(Self {
             shared,
             keys,
             next: Rc::default(),
             reactor,
-            batch: Rc::default(),
+            batch,
             delay,
+            riding,
         })
     }
 
@@ -150,9 +189,16 @@ impl ItemPipeline for RedisPipeline {
             drop(b);
             flush(&self.shared, &self.next_key(), &self.batch);
         } else if b.timer.is_none() {
+            b.since = self.reactor.seconds();
+            // Riding the scheduler's writes, a batch waits for one up to N + 1 delays.
+            let wait = if self.riding.get() {
+                self.delay * (self.keys.len() + 1) as f64
+            } else {
+                self.delay
+            };
             let (shared, batch) = (self.shared.clone(), self.batch.clone());
             let (keys, next) = (self.keys.clone(), self.next.clone());
-            b.timer = Some(self.reactor.call_later(self.delay, move || {
+            b.timer = Some(self.reactor.call_later(wait, move || {
                 batch.borrow_mut().timer = None;
                 flush(&shared, &take_next(&keys, &next), &batch);
             }));

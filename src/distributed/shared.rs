@@ -2,6 +2,7 @@
 //! components of a crawl write on it, so their commands reach the server in the order
 //! they were issued), the scrapy-redis settings they read, and the key templates.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use crate::client::redis::RedisConfig;
@@ -126,6 +127,46 @@ pub struct SharedRedis {
     pub client: RedisHandle,
     /// `host:pid:random`, unique per process and crawl: the owner of leases.
     pub worker_id: String,
+    /// Who sends along with the scheduler's writes to a shard.
+    pub shard_writes: ShardWrites,
+}
+
+/// A rider: called with a shard and the shard count.
+type Rider = Rc<dyn Fn(usize, usize)>;
+
+/// The sharded scheduler's flushes, offered to other components: on a cluster each
+/// master reads a worker's commands in the wake-up they arrive in, so a push that
+/// goes in the same reactor turn as the scheduler's commands to a shard, to a key on
+/// that shard's master, costs the master no wake-up of its own. The items pipeline
+/// rides so (`pipeline.rs`).
+#[derive(Default)]
+pub struct ShardWrites {
+    riders: RefCell<Vec<Rider>>,
+}
+
+impl std::fmt::Debug for ShardWrites {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShardWrites")
+            .field("riders", &self.riders.borrow().len())
+            .finish()
+    }
+}
+
+impl ShardWrites {
+    /// Adds `rider`, called with (shard, shard count) each time the scheduler sends
+    /// commands to a shard's master.
+    pub fn ride(&self, rider: Rider) {
+        self.riders.borrow_mut().push(rider);
+    }
+
+    /// The scheduler is sending commands to `shard` of `shards` in this reactor turn.
+    pub fn writing(&self, shard: usize, shards: usize) {
+        // No borrow held while the riders run: one may add another.
+        let riders = self.riders.borrow().clone();
+        for r in riders {
+            r(shard, shards);
+        }
+    }
 }
 
 /// The crawl's shared Redis connection (made on first use from the settings).
@@ -161,6 +202,7 @@ pub fn new_shared(
     Ok(Rc::new(SharedRedis {
         client,
         worker_id: worker_id(reactor),
+        shard_writes: ShardWrites::default(),
     }))
 }
 

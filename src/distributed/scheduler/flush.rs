@@ -173,6 +173,7 @@ impl Inner {
         if !ready.is_empty() {
             self.ack(&shards, &ready);
         }
+        let first_batch = enq.first().map(|(k, _)| *k);
         for (k, batch) in enq {
             self.send_batch(&shards, k, batch);
         }
@@ -213,8 +214,16 @@ impl Inner {
             done.extend(bad.into_iter().map(|(lease, _)| lease));
             self.send_acks(done);
         }
+        // The shard this flush writes to (its pop's, else its first batch's): what
+        // rides along reaches that master in the same write.
+        let mut wrote = first_batch;
         if let Some(n) = pop {
-            self.send_pop(n, seq);
+            wrote = Some(self.send_pop(n, seq));
+        }
+        if shards.len() > 1
+            && let Some(k) = wrote
+        {
+            self.shared.shard_writes.writing(k, shards.len());
         }
     }
 }

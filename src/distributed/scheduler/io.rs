@@ -215,8 +215,9 @@ impl Inner {
         self.stats.inc("scheduler/redis/wrong_type_keys");
     }
 
-    /// Pops from the next shard in turn (the one queue of a single server).
-    pub(super) fn send_pop(&self, n: usize, seq: u64) {
+    /// Pops from the next shard in turn (the one queue of a single server); returns
+    /// the shard.
+    pub(super) fn send_pop(&self, n: usize, seq: u64) -> usize {
         let scripts = crate::distributed::scripts::scripts();
         let shards = self.shards.borrow().clone();
         let now = self.reactor.seconds();
@@ -260,6 +261,7 @@ impl Inner {
             }
             Ok::<(), Failure>(())
         });
+        shard
     }
 
     pub(super) fn popped(&self, seq: u64, shard: usize, r: Result<Value, Failure>) {
