@@ -362,7 +362,7 @@ fn a_batch_rides_the_schedulers_write_to_its_shard_once_it_has_waited_its_delay(
     let _ = item(1);
     // Younger than the delay: a write to shard 2 does not take it; the delay's timer
     // pushes it to the first list in turn.
-    shared.shard_writes.writing(2, 3);
+    shared.shard_writes.writing(2, 3, h.seconds());
     run_for(&mut reactor, 0.05);
     assert_eq!(lengths(&srv, &keys), [0, 0, 0]);
     run_for(&mut reactor, 0.15);
@@ -372,14 +372,14 @@ fn a_batch_rides_the_schedulers_write_to_its_shard_once_it_has_waited_its_delay(
     let _ = item(2);
     run_for(&mut reactor, 0.15);
     assert_eq!(lengths(&srv, &keys), [1, 0, 0]);
-    shared.shard_writes.writing(2, 3);
+    shared.shard_writes.writing(2, 3, h.seconds());
     run_for(&mut reactor, 0.05);
     assert_eq!(lengths(&srv, &keys), [1, 0, 1], "{keys:?}");
     // A write from a scheduler with another shard count does not take it: after four
     // delays the batch goes alone, to the next list in turn.
     let _ = item(3);
     run_for(&mut reactor, 0.15);
-    shared.shard_writes.writing(1, 2);
+    shared.shard_writes.writing(1, 2, h.seconds());
     run_for(&mut reactor, 0.1);
     assert_eq!(lengths(&srv, &keys), [1, 0, 1]);
     run_for(&mut reactor, 0.3);

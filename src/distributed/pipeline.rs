@@ -128,14 +128,15 @@ impl RedisPipeline {
         let batch: Rc<RefCell<Batch>> = Rc::default();
         let riding: Rc<Cell<bool>> = Rc::default();
         if n > 1 {
-            let (weak, keys, batch, riding, reactor) = (
+            // Weak: the client holds the rider (the pipeline's batch timer holds the
+            // client).
+            let (weak, keys, batch, riding) = (
                 Rc::downgrade(&shared),
                 keys.clone(),
                 Rc::downgrade(&batch),
                 riding.clone(),
-                reactor.clone(),
             );
-            shared.shard_writes.ride(Rc::new(move |shard, shards| {
+            shared.shard_writes.ride(Rc::new(move |shard, shards, now| {
                 let (Some(shared), Some(batch)) = (weak.upgrade(), batch.upgrade()) else {
                     return;
                 };
@@ -145,7 +146,7 @@ impl RedisPipeline {
                 riding.set(true);
                 let ready = {
                     let b = batch.borrow();
-                    !b.json.is_empty() && reactor.seconds() - b.since >= delay
+                    !b.json.is_empty() && now - b.since >= delay
                 };
                 if ready {
                     flush(&shared, &keys[shard], &batch);

@@ -131,8 +131,8 @@ pub struct SharedRedis {
     pub shard_writes: ShardWrites,
 }
 
-/// A rider: called with a shard and the shard count.
-type Rider = Rc<dyn Fn(usize, usize)>;
+/// A rider: called with a shard, the shard count and the time (reactor seconds).
+type Rider = Rc<dyn Fn(usize, usize, f64)>;
 
 /// The sharded scheduler's flushes, offered to other components: on a cluster each
 /// master reads a worker's commands in the wake-up they arrive in, so a push that
@@ -153,18 +153,19 @@ impl std::fmt::Debug for ShardWrites {
 }
 
 impl ShardWrites {
-    /// Adds `rider`, called with (shard, shard count) each time the scheduler sends
-    /// commands to a shard's master.
+    /// Adds `rider`, called with (shard, shard count, now) each time the scheduler
+    /// sends commands to a shard's master.
     pub fn ride(&self, rider: Rider) {
         self.riders.borrow_mut().push(rider);
     }
 
-    /// The scheduler is sending commands to `shard` of `shards` in this reactor turn.
-    pub fn writing(&self, shard: usize, shards: usize) {
+    /// The scheduler is sending commands to `shard` of `shards` in this reactor turn,
+    /// at `now` (reactor seconds).
+    pub fn writing(&self, shard: usize, shards: usize, now: f64) {
         // No borrow held while the riders run: one may add another.
         let riders = self.riders.borrow().clone();
         for r in riders {
-            r(shard, shards);
+            r(shard, shards, now);
         }
     }
 }

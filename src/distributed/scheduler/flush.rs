@@ -223,7 +223,8 @@ impl Inner {
         if shards.len() > 1
             && let Some(k) = wrote
         {
-            self.shared.shard_writes.writing(k, shards.len());
+            let now = self.reactor.seconds();
+            self.shared.shard_writes.writing(k, shards.len(), now);
         }
     }
 }
