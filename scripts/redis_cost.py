@@ -52,8 +52,9 @@ page (a cluster's three servers most).
 With --own-core (and --cluster; implies --pin) each N runs against the cluster once per
 master, that master alone on the servers' CPU and the other masters with the clients:
 each master's CPU per page is read from the run where it had a core to itself, as a
-cluster with a core per master would (with --pin alone the masters share one core, and
-its caches, and each spends more CPU per instruction than one server does on it).
+cluster with a core per master would. (Measured on the 2-core test host: a master
+alone spent more CPU per page than the three sharing one core, not less; the figures
+in benches/RESULTS.md are --pin's.)
 
     scripts/redis_cost.py --load 1,4,8,16,64,256 --cluster 3 --items-shards 3 --pages 100000 --own-core
 

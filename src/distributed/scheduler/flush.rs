@@ -216,10 +216,7 @@ impl Inner {
         }
         // The shard this flush writes to (its pop's, else its first batch's): what
         // rides along reaches that master in the same write.
-        let mut wrote = first_batch;
-        if let Some(n) = pop {
-            wrote = Some(self.send_pop(n, seq));
-        }
+        let wrote = pop.map(|n| self.send_pop(n, seq)).or(first_batch);
         if shards.len() > 1
             && let Some(k) = wrote
         {
