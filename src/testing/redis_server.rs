@@ -68,19 +68,38 @@ impl RedisServer {
     ///
     /// As [`start`](Self::start).
     pub fn start_with(options: RedisServerOptions) -> Result<Self, String> {
-        let dir =
-            std::env::temp_dir().join(format!("trawl-redis-{}-{}", std::process::id(), next_id()));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {dir:?}: {e}"))?;
-        let port = free_port().map_err(|e| format!("no free port: {e}"))?;
-        let mut server = Self {
-            child: None,
-            port,
-            dir,
-            options,
-            owned: true,
-        };
-        server.spawn()?;
-        Ok(server)
+        // A free port can be taken before the server binds it, and a cluster node also
+        // binds port + 10000 (its bus, so at most 65,535), which nothing reserved:
+        // another port then.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let dir = std::env::temp_dir().join(format!(
+                "trawl-redis-{}-{}",
+                std::process::id(),
+                next_id()
+            ));
+            std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {dir:?}: {e}"))?;
+            let port = free_port().map_err(|e| format!("no free port: {e}"))?;
+            let mut server = Self {
+                child: None,
+                port,
+                dir,
+                options: options.clone(),
+                owned: true,
+            };
+            match server.spawn() {
+                Ok(()) => return Ok(server),
+                Err(e)
+                    if attempt < 5
+                        && (e.contains("Address already in use")
+                            || e.contains("port number too high")) =>
+                {
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     fn spawn(&mut self) -> Result<(), String> {
